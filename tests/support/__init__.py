@@ -1,0 +1,1 @@
+"""Helpers shared by tests: local stand-ins for external services."""
