@@ -1,0 +1,151 @@
+"""Cameras in pybullet: renderer choice, pinhole intrinsics, metric depth, poses.
+
+Frames follow the robot interface (``agents/robot.py``): ``odom_T_camera`` is the
+optical frame (+z forward, +x right, +y down) in the world frame, metres.
+
+Renderers: the EGL plugin (OpenGL on Mesa llvmpipe here, about 1.5x faster) is used
+when it loads; it must be loaded before any body exists, otherwise frames come back
+blank. TinyRenderer is the fallback. The two sample pixels differently (EGL at pixel
+centres, Tiny at ``(i + 1) / W``), so the intrinsics depend on the renderer and are
+exact for both (checked against ``rayTestBatch`` in the tests).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import math
+import os
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+import pybullet as p
+
+from agents.robot import CameraIntrinsics
+
+EGL = "egl"
+TINY = "tiny"
+
+
+@dataclass(frozen=True)
+class CameraSpec:
+    """A pinhole camera: image size in pixels, vertical field of view, clip planes."""
+
+    width_px: int = 320
+    height_px: int = 240
+    vfov_deg: float = 60.0  # vertical field of view
+    near_m: float = 0.05
+    far_m: float = 30.0  # depth beyond this reads as no return (0)
+
+    def intrinsics(self, renderer: str) -> CameraIntrinsics:
+        fy = (self.height_px / 2.0) / math.tan(math.radians(self.vfov_deg) / 2.0)
+        # Tiny samples pixel i at (i + 1) / W in NDC, i.e. continuous coordinate i + 1;
+        # shifting the principal point by half a pixel makes i + 0.5 hit the same ray.
+        shift = 0.5 if renderer == TINY else 0.0
+        return CameraIntrinsics(
+            width_px=self.width_px,
+            height_px=self.height_px,
+            fx_px=fy,
+            fy_px=fy,
+            cx_px=self.width_px / 2.0 - shift,
+            cy_px=self.height_px / 2.0 - shift,
+        )
+
+    def projection(self) -> list[float]:
+        return p.computeProjectionMatrixFOV(
+            self.vfov_deg, self.width_px / self.height_px, self.near_m, self.far_m
+        )
+
+
+@contextlib.contextmanager
+def quiet_native_output():
+    """Silence C-level stdout and stderr (the EGL plugin prints its GL banner there)."""
+    fds = []
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+            fds.append(stream.fileno())
+        except (AttributeError, OSError, ValueError):
+            continue
+    saved = [os.dup(fd) for fd in fds]
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for fd in fds:
+            os.dup2(devnull, fd)
+        yield
+    finally:
+        for fd, keep in zip(fds, saved, strict=True):
+            os.dup2(keep, fd)
+            os.close(keep)
+        os.close(devnull)
+
+
+def connect(renderer: str = "auto") -> tuple[int, str]:
+    """A new DIRECT client with the best available renderer loaded before any body.
+
+    ``renderer``: "auto" (EGL if it loads, else Tiny), "egl" (error if unavailable) or
+    "tiny". Returns ``(client_id, renderer_used)``.
+    """
+    if renderer not in ("auto", EGL, TINY):
+        raise ValueError(f"renderer must be 'auto', 'egl' or 'tiny', not {renderer!r}")
+    client = p.connect(p.DIRECT)
+    if renderer == TINY:
+        return client, TINY
+    spec = importlib.util.find_spec("eglRenderer")
+    plugin = -1
+    if spec is not None and spec.origin:
+        with quiet_native_output():
+            plugin = p.loadPlugin(spec.origin, "_eglRendererPlugin", physicsClientId=client)
+    if plugin < 0:
+        if renderer == EGL:
+            p.disconnect(client)
+            raise RuntimeError("the pybullet EGL renderer plugin did not load on this machine")
+        return client, TINY
+    return client, EGL
+
+
+def look_at(eye, target, up=(0.0, 0.0, 1.0)) -> np.ndarray:
+    """``odom_T_camera`` (4x4) for an optical frame at ``eye`` looking at ``target``."""
+    eye = np.asarray(eye, dtype=float)
+    z = np.asarray(target, dtype=float) - eye
+    z /= np.linalg.norm(z)
+    x = np.cross(z, np.asarray(up, dtype=float))
+    if np.linalg.norm(x) < 1e-6:  # looking straight up or down
+        x = np.cross(z, np.array([1.0, 0.0, 0.0]))
+    x /= np.linalg.norm(x)
+    y = np.cross(z, x)
+    out = np.eye(4)
+    out[:3, 0], out[:3, 1], out[:3, 2], out[:3, 3] = x, y, z, eye
+    return out
+
+
+def render(
+    client: int, odom_T_camera: np.ndarray, spec: CameraSpec, renderer: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Render ``(rgb uint8 HxWx3, depth_m float32 HxW, body_id int32 HxW)``.
+
+    Depth is metric z along the optical axis; 0 where nothing is hit within ``far_m``.
+    ``body_id`` is -1 where nothing is hit.
+    """
+    eye = odom_T_camera[:3, 3]
+    forward = odom_T_camera[:3, 2]
+    up = -odom_T_camera[:3, 1]
+    view = p.computeViewMatrix(eye.tolist(), (eye + forward).tolist(), up.tolist())
+    _, _, rgba, zbuf, seg = p.getCameraImage(
+        spec.width_px,
+        spec.height_px,
+        view,
+        spec.projection(),
+        renderer=p.ER_BULLET_HARDWARE_OPENGL if renderer == EGL else p.ER_TINY_RENDERER,
+        physicsClientId=client,
+    )
+    h, w = spec.height_px, spec.width_px
+    rgb = np.asarray(rgba, dtype=np.uint8).reshape(h, w, 4)[..., :3]
+    zbuf = np.asarray(zbuf, dtype=np.float64).reshape(h, w)
+    near, far = spec.near_m, spec.far_m
+    depth = (far * near / (far - (far - near) * zbuf)).astype(np.float32)
+    depth[zbuf >= 1.0 - 1e-7] = 0.0
+    # without the link-index flag pybullet's mask holds the body unique id, -1 for none
+    body = np.asarray(seg, dtype=np.int32).reshape(h, w)
+    return np.ascontiguousarray(rgb), depth, body

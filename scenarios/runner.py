@@ -1,0 +1,214 @@
+"""Run policies on scenarios: one episode, or a batch that resumes where it stopped.
+
+Each episode writes ``OUT/logs/<scenario>__<policy>.jsonl`` (append-only, flushed per
+record) and appends one line to ``OUT/results.jsonl``; ``OUT/results.csv`` is rewritten
+from it after every episode. A batch skips the (scenario, policy) pairs already in
+``results.jsonl``, so an interrupted run resumes.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from agents.base import Agent
+from agents.episode_log import EpisodeLog
+from agents.oracle import OracleAgent
+from scenarios.schema import Scenario
+
+AgentFactory = Callable[[Scenario, dict], Agent]
+
+POLICIES: dict[str, AgentFactory] = {
+    "oracle": lambda scenario, opts: OracleAgent(scenario),
+}
+
+
+def register_policy(name: str, factory: AgentFactory) -> None:
+    POLICIES[name] = factory
+
+
+@dataclass
+class EpisodeResult:
+    """One row of the paper's Table 1 (per episode)."""
+
+    scenario: str
+    policy: str
+    task_type: str
+    success: bool
+    reward: float
+    answered: bool
+    actions: int
+    sim_time_s: float
+    wall_time_s: float
+    llm_calls: int
+    llm_prompt_tokens: int
+    llm_completion_tokens: int
+    vlm_calls: int
+    vlm_prompt_tokens: int
+    vlm_completion_tokens: int
+    answer: str = ""
+    hit: str | None = None
+    error: str | None = None
+    log: str = ""
+
+
+def make_agent(policy: str, scenario: Scenario, opts: dict | None = None) -> Agent:
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}; choose from {', '.join(sorted(POLICIES))}")
+    return POLICIES[policy](scenario, opts or {})
+
+
+def run_episode(
+    scenario: Scenario,
+    policy: str,
+    out_dir: str | Path | None = None,
+    *,
+    seed: int = 0,
+    agent_opts: dict | None = None,
+    env_kwargs: dict | None = None,
+) -> EpisodeResult:
+    """Run one episode on the pybullet backend and judge it."""
+    from envs import SimRobot, SpotWorldEnv
+
+    log_path = Path(out_dir) / "logs" / f"{scenario.id}__{policy}.jsonl" if out_dir else None
+    if log_path is not None and log_path.exists():
+        log_path.unlink()  # a re-run replaces an unfinished episode's log
+    env = SpotWorldEnv(scenario, **(env_kwargs or {}))
+    t0 = time.monotonic()
+    error = None
+    try:
+        env.reset(seed=seed)
+        robot = SimRobot(env)
+        agent = make_agent(policy, scenario, agent_opts)
+        with EpisodeLog(log_path) as log:
+            log.write("episode", scenario=scenario.id, policy=policy, task=scenario.task.text,
+                      task_type=scenario.task.type.value, budget=scenario.task.budget, seed=seed,
+                      renderer=env.renderer)
+            try:
+                answer = agent.run(scenario.task.text, robot, scenario.task.budget, log)
+            except Exception as exc:  # a policy crash ends the episode, the log stays
+                error = f"{type(exc).__name__}: {exc}"
+                log.write("error", error=error, traceback=traceback.format_exc(limit=8))
+                answer = None
+            verdict = None
+            if answer is not None:
+                verdict = robot.submit_answer(answer.text, answer.point)
+                log.write("answer", text=answer.text, entity=answer.entity,
+                          point=None if answer.point is None else answer.point.as_array().tolist(),
+                          success=verdict["success"], reward=verdict["reward"], hit=verdict["hit"],
+                          reasons=verdict["reasons"])
+            usage = agent.usage
+            c = robot.counters
+            result = EpisodeResult(
+                scenario=scenario.id,
+                policy=policy,
+                task_type=scenario.task.type.value,
+                success=bool(verdict and verdict["success"]),
+                reward=float(verdict["reward"]) if verdict else 0.0,
+                answered=answer is not None,
+                actions=c.actions + int(usage.extra.get("queries", 0)),
+                sim_time_s=round(c.sim_time_s, 2),
+                wall_time_s=round(time.monotonic() - t0, 3),
+                llm_calls=usage.llm_calls,
+                llm_prompt_tokens=usage.llm_prompt_tokens,
+                llm_completion_tokens=usage.llm_completion_tokens,
+                vlm_calls=c.vlm_calls,
+                vlm_prompt_tokens=c.vlm_prompt_tokens,
+                vlm_completion_tokens=c.vlm_completion_tokens,
+                answer=answer.text if answer else "",
+                hit=verdict["hit"] if verdict else None,
+                error=error,
+                log=str(log_path) if log_path else "",
+            )
+            log.write("result", **asdict(result))
+    finally:
+        env.close()
+    return result
+
+
+def done_pairs(out_dir: Path) -> set[tuple[str, str]]:
+    path = out_dir / "results.jsonl"
+    if not path.exists():
+        return set()
+    pairs = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        pairs.add((row["scenario"], row["policy"]))
+    return pairs
+
+
+def load_results(out_dir: str | Path) -> list[EpisodeResult]:
+    path = Path(out_dir) / "results.jsonl"
+    names = {f.name for f in fields(EpisodeResult)}
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        rows.append(EpisodeResult(**{k: v for k, v in row.items() if k in names}))
+    return rows
+
+
+def _append(out_dir: Path, result: EpisodeResult) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with open(out_dir / "results.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(asdict(result)) + "\n")
+    rows = load_results(out_dir)
+    with open(out_dir / "results.csv", "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=[f.name for f in fields(EpisodeResult)])
+        writer.writeheader()
+        for r in rows:
+            writer.writerow(asdict(r))
+
+
+def run_batch(
+    scenarios: Iterable[Scenario],
+    policies: Iterable[str],
+    out_dir: str | Path,
+    *,
+    seed: int = 0,
+    agent_opts: dict | None = None,
+    env_kwargs: dict | None = None,
+    progress: Callable[[str], None] | None = print,
+) -> list[EpisodeResult]:
+    """Every scenario x policy, skipping pairs already recorded in ``out_dir``."""
+    out = Path(out_dir)
+    done = done_pairs(out)
+    jobs = [(s, p) for s in scenarios for p in policies]
+    results = []
+    for k, (scn, pol) in enumerate(jobs, 1):
+        if (scn.id, pol) in done:
+            if progress:
+                progress(f"[{k}/{len(jobs)}] {scn.id} / {pol}: already done, skipped")
+            continue
+        r = run_episode(scn, pol, out, seed=seed, agent_opts=agent_opts, env_kwargs=env_kwargs)
+        _append(out, r)
+        results.append(r)
+        if progress:
+            status = "success" if r.success else ("error: " + r.error if r.error else "failure")
+            progress(f"[{k}/{len(jobs)}] {scn.id} / {pol}: {status} ({r.actions} actions, "
+                     f"{r.sim_time_s:.0f} s sim, {r.wall_time_s:.1f} s wall)")
+    return results
+
+
+def format_table(results: list[EpisodeResult]) -> str:
+    cols = [("scenario", 22), ("policy", 14), ("type", 14), ("ok", 4), ("actions", 7), ("sim s", 7),
+            ("wall s", 7), ("LLM", 4), ("LLM tok", 8), ("VLM", 4), ("VLM tok", 8)]
+    lines = ["  ".join(f"{n:<{w}}" for n, w in cols)]
+    lines.append("  ".join("-" * w for _, w in cols))
+    for r in results:
+        vals = [r.scenario, r.policy, r.task_type, "yes" if r.success else "no", r.actions,
+                f"{r.sim_time_s:.0f}", f"{r.wall_time_s:.1f}", r.llm_calls,
+                r.llm_prompt_tokens + r.llm_completion_tokens, r.vlm_calls,
+                r.vlm_prompt_tokens + r.vlm_completion_tokens]
+        lines.append("  ".join(f"{str(v):<{w}}" for v, (_, w) in zip(vals, cols, strict=True)))
+    return "\n".join(lines)
