@@ -59,7 +59,10 @@ class OracleAgent(Agent):
             for d in (standoff_m, standoff_m + 0.3, standoff_m + 0.6):
                 x, y = tx + d * math.cos(a), ty + d * math.sin(a)
                 yaw = math.atan2(ty - y, tx - x)
-                if not (x0 + CLEARANCE_M <= x <= x1 - CLEARANCE_M and y0 + CLEARANCE_M <= y <= y1 - CLEARANCE_M):
+                if not (
+                    x0 + CLEARANCE_M <= x <= x1 - CLEARANCE_M
+                    and y0 + CLEARANCE_M <= y <= y1 - CLEARANCE_M
+                ):
                     continue
                 body = robot_footprint(x, y, yaw)
                 grown = type(body)(body.centre, body.yaw_rad, (body.half_m[0], CLEARANCE_M))
@@ -76,7 +79,9 @@ class OracleAgent(Agent):
         z = self.heights[oid] + (o.size[2] if top else o.size[2] / 2)
         return Point3(x, y, z)
 
-    def _approach(self, tx: float, ty: float, reach_m: float, radius_m: float, robot: Robot, log: EpisodeLog):
+    def _approach(
+        self, tx: float, ty: float, reach_m: float, radius_m: float, robot: Robot, log: EpisodeLog
+    ):
         """Walk next to (tx, ty) unless already within ``reach_m``; returns actions used."""
         if robot.get_pose().distance_to(tx, ty) <= reach_m:
             return 0
@@ -86,10 +91,21 @@ class OracleAgent(Agent):
             try:
                 res = robot.goto(pose)
             except GoalUnreachable as exc:
-                log.write("action", behavior="goto", args=[pose.x_m, pose.y_m], ok=False, observation=str(exc))
+                log.write(
+                    "action",
+                    behavior="goto",
+                    args=[pose.x_m, pose.y_m],
+                    ok=False,
+                    observation=str(exc),
+                )
                 continue
-            log.write("action", behavior="goto", args=[pose.x_m, pose.y_m, pose.yaw_rad], ok=True,
-                      observation=f"arrived after {res.path_length_m:.1f} m")
+            log.write(
+                "action",
+                behavior="goto",
+                args=[pose.x_m, pose.y_m, pose.yaw_rad],
+                ok=True,
+                observation=f"arrived after {res.path_length_m:.1f} m",
+            )
             return used
         raise GoalUnreachable(f"no reachable pose next to ({tx:.1f}, {ty:.1f})")
 
@@ -107,8 +123,14 @@ class OracleAgent(Agent):
             try:
                 steps += self._do(step, robot, log)
             except RobotError as exc:
-                log.write("action", behavior=step.action, instruction=i, ok=False,
-                          observation=f"{type(exc).__name__}: {exc}", wall_s=time.monotonic() - t0)
+                log.write(
+                    "action",
+                    behavior=step.action,
+                    instruction=i,
+                    ok=False,
+                    observation=f"{type(exc).__name__}: {exc}",
+                    wall_s=time.monotonic() - t0,
+                )
                 steps += 1
                 continue
             if step.action == "answer":
@@ -132,7 +154,13 @@ class OracleAgent(Agent):
             x, y = self.positions[step.object]
             used = self._approach(x, y, INSPECT_RANGE_M, self._radius(step.object), robot, log)
             res = robot.inspect(self._object_point(step.object), step.question or "")
-            log.write("action", behavior="inspect", args=[step.object, step.question], ok=True, observation=res.answer)
+            log.write(
+                "action",
+                behavior="inspect",
+                args=[step.object, step.question],
+                ok=True,
+                observation=res.answer,
+            )
             return used + 1
         if step.action == "grasp":
             x, y = self.positions[step.object]
@@ -141,11 +169,15 @@ class OracleAgent(Agent):
                 used = self._approach(x, y, 0.0, self._radius(step.object), robot, log)
             res = robot.grasp(self._object_point(step.object))
             self.held = step.object
-            log.write("action", behavior="grasp", args=[step.object], ok=True, observation=res.message)
+            log.write(
+                "action", behavior="grasp", args=[step.object], ok=True, observation=res.message
+            )
             return used + 1
         # place
         x, y = self._xy(step)
-        used = self._approach(x, y, PLACE_RANGE_M, self._radius(self.held or "") if self.held else 0.5, robot, log)
+        used = self._approach(
+            x, y, PLACE_RANGE_M, self._radius(self.held or "") if self.held else 0.5, robot, log
+        )
         try:
             res = robot.place(Point3(x, y, 0.0))
         except OutOfReach:

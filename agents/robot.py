@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import abc
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import numpy as np
 
@@ -121,7 +121,7 @@ class Point3:
         return np.array([self.x_m, self.y_m, self.z_m], dtype=float)
 
     @classmethod
-    def of(cls, xyz) -> "Point3":
+    def of(cls, xyz) -> Point3:
         x, y, *rest = [float(v) for v in xyz]
         return cls(x, y, rest[0] if rest else 0.0)
 
@@ -290,7 +290,7 @@ class Robot(abc.ABC):
         """Release resources (connections, leases). Safe to call twice."""
         self.stop()
 
-    def __enter__(self) -> "Robot":
+    def __enter__(self) -> Robot:
         return self
 
     def __exit__(self, *exc) -> None:

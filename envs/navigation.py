@@ -47,7 +47,12 @@ class OccupancyGrid:
         occ = np.zeros(h * w, dtype=bool)
         for fp in footprints:
             ax0, ay0, ax1, ay1 = fp.aabb()
-            near = (pts[:, 0] >= ax0 - res) & (pts[:, 0] <= ax1 + res) & (pts[:, 1] >= ay0 - res) & (pts[:, 1] <= ay1 + res)
+            near = (
+                (pts[:, 0] >= ax0 - res)
+                & (pts[:, 0] <= ax1 + res)
+                & (pts[:, 1] >= ay0 - res)
+                & (pts[:, 1] <= ay1 + res)
+            )
             idx = np.flatnonzero(near)
             if idx.size:
                 occ[idx[fp.contains(pts[idx], margin_m=res / 2)]] = True
@@ -82,7 +87,9 @@ class OccupancyGrid:
         i, j = self.cell_of(x, y)
         return self.inside(i, j) and bool(self.free[i, j])
 
-    def nearest_free(self, x: float, y: float, max_dist_m: float = 1.0) -> tuple[float, float] | None:
+    def nearest_free(
+        self, x: float, y: float, max_dist_m: float = 1.0
+    ) -> tuple[float, float] | None:
         """Centre of the free cell nearest (x, y) within ``max_dist_m``, else None."""
         i, j = self.cell_of(x, y)
         r = int(math.ceil(max_dist_m / self.resolution_m))
@@ -110,7 +117,9 @@ class OccupancyGrid:
             return False
         return bool(self.free[ii, jj].all())
 
-    def plan(self, start: tuple[float, float], goal: tuple[float, float]) -> list[tuple[float, float]] | None:
+    def plan(
+        self, start: tuple[float, float], goal: tuple[float, float]
+    ) -> list[tuple[float, float]] | None:
         """Shortest collision-free polyline from ``start`` to ``goal``; None if none.
 
         The start cell may be blocked (the robot may already stand close to an object);
@@ -139,7 +148,9 @@ class OccupancyGrid:
             wts.append(np.full(int(ok.sum()), math.hypot(di, dj)))
         r, c, wt = np.concatenate(rows), np.concatenate(cols), np.concatenate(wts)
         graph = coo_matrix((wt, (r, c)), shape=(h * w, h * w)).tocsr()
-        dist, pred = dijkstra(graph, directed=False, indices=int(idx[si, sj]), return_predecessors=True)
+        dist, pred = dijkstra(
+            graph, directed=False, indices=int(idx[si, sj]), return_predecessors=True
+        )
         target = int(idx[gi, gj])
         if not np.isfinite(dist[target]):
             return None
@@ -166,4 +177,6 @@ def _shortcut(pts: list[tuple[float, float]], grid: OccupancyGrid) -> list[tuple
 
 
 def path_length(path: list[tuple[float, float]]) -> float:
-    return float(sum(math.hypot(b[0] - a[0], b[1] - a[1]) for a, b in zip(path, path[1:], strict=False)))
+    return float(
+        sum(math.hypot(b[0] - a[0], b[1] - a[1]) for a, b in zip(path, path[1:], strict=False))
+    )

@@ -26,6 +26,7 @@ from agents.robot import CameraIntrinsics
 
 EGL = "egl"
 TINY = "tiny"
+_EGL_ANNOUNCED: set[int] = set()  # clients whose first EGL frame has been rendered
 
 
 @dataclass(frozen=True)
@@ -97,12 +98,20 @@ def connect(renderer: str = "auto") -> tuple[int, str]:
     if spec is not None and spec.origin:
         with quiet_native_output():
             plugin = p.loadPlugin(spec.origin, "_eglRendererPlugin", physicsClientId=client)
+    _EGL_ANNOUNCED.discard(client)  # client ids are reused after a disconnect
     if plugin < 0:
         if renderer == EGL:
             p.disconnect(client)
             raise RuntimeError("the pybullet EGL renderer plugin did not load on this machine")
         return client, TINY
     return client, EGL
+
+
+def reset_simulation(client: int) -> None:
+    """``p.resetSimulation`` without the EGL banner it causes on the next frame."""
+    with quiet_native_output():
+        p.resetSimulation(physicsClientId=client)
+    _EGL_ANNOUNCED.discard(client)
 
 
 def look_at(eye, target, up=(0.0, 0.0, 1.0)) -> np.ndarray:
@@ -132,14 +141,20 @@ def render(
     forward = odom_T_camera[:3, 2]
     up = -odom_T_camera[:3, 1]
     view = p.computeViewMatrix(eye.tolist(), (eye + forward).tolist(), up.tolist())
-    _, _, rgba, zbuf, seg = p.getCameraImage(
-        spec.width_px,
-        spec.height_px,
-        view,
-        spec.projection(),
+    args = dict(
+        width=spec.width_px,
+        height=spec.height_px,
+        viewMatrix=view,
+        projectionMatrix=spec.projection(),
         renderer=p.ER_BULLET_HARDWARE_OPENGL if renderer == EGL else p.ER_TINY_RENDERER,
         physicsClientId=client,
     )
+    if renderer == EGL and client not in _EGL_ANNOUNCED:  # the first EGL frame prints a banner
+        with quiet_native_output():
+            _, _, rgba, zbuf, seg = p.getCameraImage(**args)
+        _EGL_ANNOUNCED.add(client)
+    else:
+        _, _, rgba, zbuf, seg = p.getCameraImage(**args)
     h, w = spec.height_px, spec.width_px
     rgb = np.asarray(rgba, dtype=np.uint8).reshape(h, w, 4)[..., :3]
     zbuf = np.asarray(zbuf, dtype=np.float64).reshape(h, w)

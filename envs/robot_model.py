@@ -48,7 +48,9 @@ def build_robot(client: int) -> int:
     """Create the robot body (base = torso; legs, arm and gripper as fixed links)."""
 
     def box(half, colour):
-        v = p.createVisualShape(p.GEOM_BOX, halfExtents=half, rgbaColor=colour, physicsClientId=client)
+        v = p.createVisualShape(
+            p.GEOM_BOX, halfExtents=half, rgbaColor=colour, physicsClientId=client
+        )
         c = p.createCollisionShape(p.GEOM_BOX, halfExtents=half, physicsClientId=client)
         return c, v
 
@@ -56,7 +58,9 @@ def build_robot(client: int) -> int:
         v = p.createVisualShape(
             p.GEOM_CYLINDER, radius=radius, length=length, rgbaColor=colour, physicsClientId=client
         )
-        c = p.createCollisionShape(p.GEOM_CYLINDER, radius=radius, height=length, physicsClientId=client)
+        c = p.createCollisionShape(
+            p.GEOM_CYLINDER, radius=radius, height=length, physicsClientId=client
+        )
         return c, v
 
     base_c, base_v = box([ROBOT_LENGTH_M / 2, ROBOT_WIDTH_M / 2, BODY_HEIGHT_M / 2], BODY_COLOUR)
@@ -107,9 +111,7 @@ def body_camera_pose(x: float, y: float, yaw: float, mount: CameraMount) -> np.n
     return look_at(eye, eye + forward)
 
 
-def hand_camera_pose(
-    x: float, y: float, target: np.ndarray, limits: ArmLimits
-) -> np.ndarray:
+def hand_camera_pose(x: float, y: float, target: np.ndarray, limits: ArmLimits) -> np.ndarray:
     """``odom_T_camera`` of the gripper camera aimed at ``target`` from base (x, y):
     above and in front of the target on the robot's side, looking down at it."""
     d = np.array([target[0] - x, target[1] - y])
@@ -117,6 +119,10 @@ def hand_camera_pose(
     u = d / dist if dist > 1e-6 else np.array([1.0, 0.0])
     standoff = min(limits.hand_standoff_m, dist)
     eye = np.array(
-        [target[0] - u[0] * standoff, target[1] - u[1] * standoff, target[2] + limits.hand_height_above_m]
+        [
+            target[0] - u[0] * standoff,
+            target[1] - u[1] * standoff,
+            target[2] + limits.hand_height_above_m,
+        ]
     )
     return look_at(eye, target)

@@ -92,9 +92,21 @@ class SimRobot(Robot):
         _, reward, terminated, truncated, info = self._raw_step(
             ANSWER, target=target, text=text, has_target=int(point is not None)
         )
-        return {**info["result"], "reward": reward, "terminated": terminated, "truncated": truncated}
+        return {
+            **info["result"],
+            "reward": reward,
+            "terminated": terminated,
+            "truncated": truncated,
+        }
 
-    def _raw_step(self, behavior: int, target=(0.0, 0.0, 0.0), yaw: float = 0.0, text: str = "", has_target: int = 0):
+    def _raw_step(
+        self,
+        behavior: int,
+        target=(0.0, 0.0, 0.0),
+        yaw: float = 0.0,
+        text: str = "",
+        has_target: int = 0,
+    ):
         action = {
             "behavior": behavior,
             "target": np.asarray(target, dtype=np.float32),

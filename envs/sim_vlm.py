@@ -41,7 +41,9 @@ class SimVLM:
         self.world = world
         self.config = config
 
-    def visible_objects(self, frame: Frame, target_px: tuple[int, int] | None) -> list[tuple[str, int]]:
+    def visible_objects(
+        self, frame: Frame, target_px: tuple[int, int] | None
+    ) -> list[tuple[str, int]]:
         """``[(object_id, pixel_count)]`` seen around ``target_px``, most prominent first."""
         seg = frame.segmentation
         if seg is None:
@@ -61,7 +63,9 @@ class SimVLM:
         seen.sort(key=lambda oc: (self.world.objects[oc[0]].body != at_target, -oc[1], oc[0]))
         return seen[: self.config.max_objects]
 
-    def answer(self, frame: Frame, question: str, target_px: tuple[int, int] | None = None) -> SimVLMAnswer:
+    def answer(
+        self, frame: Frame, question: str, target_px: tuple[int, int] | None = None
+    ) -> SimVLMAnswer:
         seen = self.visible_objects(frame, target_px)
         if not seen:
             text = "I cannot make out any object at the target; the view shows only floor or walls."

@@ -113,7 +113,9 @@ class SpotWorldEnv(gym.Env):
         depth_noise_std_m: float = 0.0,
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, not {render_mode!r}")
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']}, not {render_mode!r}"
+            )
         self.render_mode = render_mode
         self.camera_spec, self.hand_spec = camera, hand_camera
         self.grid_spec, self.mount, self.arm, self.timing = grid, mount, arm, timing
@@ -152,7 +154,11 @@ class SpotWorldEnv(gym.Env):
         super().reset(seed=seed)
         if options and options.get("scenario") is not None:
             self.scenario = _as_scenario(options["scenario"])
-        if self._built_for != self.scenario.id or self.world is None or self.world.scenario is not self.scenario:
+        if (
+            self._built_for != self.scenario.id
+            or self.world is None
+            or self.world.scenario is not self.scenario
+        ):
             self._build()
         else:
             for oid, st in self.world.objects.items():
@@ -176,15 +182,33 @@ class SpotWorldEnv(gym.Env):
         reward, terminated = 0.0, False
         handler = {GOTO: self._goto, INSPECT: self._inspect, GRASP: self._grasp, PLACE: self._place}
         if behavior == ANSWER:
-            point = (float(target[0]), float(target[1])) if int(np.asarray(action.get("has_target", 0)).item()) else None
+            point = (
+                (float(target[0]), float(target[1]))
+                if int(np.asarray(action.get("has_target", 0)).item())
+                else None
+            )
             verdict = self.judge_answer(text, point)
             reward, terminated = verdict.reward, True
-            result = {"ok": True, "behavior": "answer", "success": verdict.success, "hit": verdict.hit,
-                      "reasons": verdict.reasons, "duration_s": 0.0}
+            result = {
+                "ok": True,
+                "behavior": "answer",
+                "success": verdict.success,
+                "hit": verdict.hit,
+                "reasons": verdict.reasons,
+                "duration_s": 0.0,
+            }
         elif behavior == GOTO:
-            result = self._goto(float(target[0]), float(target[1]), float(np.asarray(action.get("yaw", [0.0])).reshape(-1)[0]))
+            result = self._goto(
+                float(target[0]),
+                float(target[1]),
+                float(np.asarray(action.get("yaw", [0.0])).reshape(-1)[0]),
+            )
         else:
-            result = handler[behavior](target, text) if behavior == INSPECT else handler[behavior](target)
+            result = (
+                handler[behavior](target, text)
+                if behavior == INSPECT
+                else handler[behavior](target)
+            )
         self.actions += 1
         self.sim_time_s += float(result["duration_s"])
         self.last_result = result
@@ -227,8 +251,12 @@ class SpotWorldEnv(gym.Env):
             raise ValueError(f"unknown camera {camera!r}; use 'body' or 'hand'")
         rgb, depth, seg = rendering.render(self.client, pose, spec, self.renderer)
         if self.depth_noise_std_m > 0:
-            noise = self.np_random.normal(0.0, self.depth_noise_std_m, depth.shape).astype(np.float32)
-            depth = np.where(depth > 0, np.clip(depth + noise, spec.near_m, spec.far_m), 0.0).astype(np.float32)
+            noise = self.np_random.normal(0.0, self.depth_noise_std_m, depth.shape).astype(
+                np.float32
+            )
+            depth = np.where(
+                depth > 0, np.clip(depth + noise, spec.near_m, spec.far_m), 0.0
+            ).astype(np.float32)
         return Frame(
             rgb=rgb,
             depth_m=depth,
@@ -239,6 +267,10 @@ class SpotWorldEnv(gym.Env):
             segmentation=seg,
             segment_phrases=self._phrases,
         )
+
+    def teleport(self, x: float, y: float, yaw: float) -> None:
+        """Put the robot at a pose without an action (for pictures and test set-ups)."""
+        self._set_pose(x, y, yaw)
 
     def occupancy(self) -> OccupancyGrid:
         if self._grid is None:
@@ -267,7 +299,7 @@ class SpotWorldEnv(gym.Env):
         self._pose = (0.0, 0.0, 0.0)
 
     def _build(self) -> None:
-        p.resetSimulation(physicsClientId=self.client)
+        rendering.reset_simulation(self.client)
         self.world = World.build(self.client, self.scenario)
         self.robot_body = build_robot(self.client)
         self.vlm = SimVLM(self.world, self.vlm_config)
@@ -295,17 +327,26 @@ class SpotWorldEnv(gym.Env):
         return dyaw / self.timing.turn_speed_radps
 
     def _fail(self, behavior: str, error: str, message: str) -> dict:
-        return {"ok": False, "behavior": behavior, "error": error, "message": message,
-                "duration_s": self.timing.failure_s}
+        return {
+            "ok": False,
+            "behavior": behavior,
+            "error": error,
+            "message": message,
+            "duration_s": self.timing.failure_s,
+        }
 
     def _goto(self, gx: float, gy: float, gyaw: float) -> dict:
         x, y, yaw = self._pose
         grid = self.occupancy()
         if not grid.is_free(gx, gy):
-            return self._fail("goto", "GoalUnreachable", f"the goal ({gx:.2f}, {gy:.2f}) is not free floor")
+            return self._fail(
+                "goto", "GoalUnreachable", f"the goal ({gx:.2f}, {gy:.2f}) is not free floor"
+            )
         path = grid.plan((x, y), (gx, gy))
         if path is None:
-            return self._fail("goto", "GoalUnreachable", f"no collision-free path to ({gx:.2f}, {gy:.2f})")
+            return self._fail(
+                "goto", "GoalUnreachable", f"no collision-free path to ({gx:.2f}, {gy:.2f})"
+            )
         length = path_length(path)
         turn = 0.0
         heading = yaw
@@ -316,48 +357,79 @@ class SpotWorldEnv(gym.Env):
         turn += abs(math.atan2(math.sin(gyaw - heading), math.cos(gyaw - heading)))
         self._set_pose(gx, gy, gyaw)
         duration = length / self.timing.walk_speed_mps + turn / self.timing.turn_speed_radps
-        return {"ok": True, "behavior": "goto", "path": [list(map(float, q)) for q in path],
-                "path_length_m": length, "duration_s": duration}
+        return {
+            "ok": True,
+            "behavior": "goto",
+            "path": [list(map(float, q)) for q in path],
+            "path_length_m": length,
+            "duration_s": duration,
+        }
 
     def _inspect(self, target: np.ndarray, question: str) -> dict:
         x, y, _ = self._pose
         dist = math.hypot(target[0] - x, target[1] - y)
         if dist > self.arm.inspect_range_m:
-            return self._fail("inspect", "OutOfReach",
-                              f"the target is {dist:.1f} m away; inspection works within {self.arm.inspect_range_m:.1f} m")
+            return self._fail(
+                "inspect",
+                "OutOfReach",
+                f"the target is {dist:.1f} m away; inspection works within {self.arm.inspect_range_m:.1f} m",
+            )
         turn_s = self._turn_towards(target[0], target[1])
         frame = self.capture("hand", target)
         target_px = _project(frame, target)
         answer = self.vlm.answer(frame, question, target_px)
-        return {"ok": True, "behavior": "inspect", "answer": answer.text, "seen": list(answer.seen),
-                "target_px": list(target_px) if target_px else None,
-                "prompt_tokens": answer.prompt_tokens, "completion_tokens": answer.completion_tokens,
-                "duration_s": self.timing.inspect_s + turn_s, "frame": frame}
+        return {
+            "ok": True,
+            "behavior": "inspect",
+            "answer": answer.text,
+            "seen": list(answer.seen),
+            "target_px": list(target_px) if target_px else None,
+            "prompt_tokens": answer.prompt_tokens,
+            "completion_tokens": answer.completion_tokens,
+            "duration_s": self.timing.inspect_s + turn_s,
+            "frame": frame,
+        }
 
     def _grasp(self, target: np.ndarray) -> dict:
         if self._held is not None:
             return self._fail("grasp", "HandOccupied", "the gripper already holds an object")
         oid, d = self.world.nearest_object(target, max_dist_m=0.35)
         if oid is None:
-            return self._fail("grasp", "NothingThere", f"no object within 0.35 m of the target (nearest {d:.2f} m)")
+            return self._fail(
+                "grasp",
+                "NothingThere",
+                f"no object within 0.35 m of the target (nearest {d:.2f} m)",
+            )
         st = self.world.objects[oid]
         if not st.spec.graspable:
-            return self._fail("grasp", "NothingThere", "the object there cannot be grasped (fixed or too heavy)")
+            return self._fail(
+                "grasp", "NothingThere", "the object there cannot be grasped (fixed or too heavy)"
+            )
         if self.world.covered_chain(oid):
-            return self._fail("grasp", "TargetOccluded", "the object is covered by something; remove that first")
+            return self._fail(
+                "grasp", "TargetOccluded", "the object is covered by something; remove that first"
+            )
         x, y, _ = self._pose
         reach = st.footprint().distance_to(x, y)
         if reach > self.arm.grasp_reach_m:
-            return self._fail("grasp", "OutOfReach",
-                              f"the object is {reach:.1f} m from the robot; the arm reaches {self.arm.grasp_reach_m:.1f} m")
+            return self._fail(
+                "grasp",
+                "OutOfReach",
+                f"the object is {reach:.1f} m from the robot; the arm reaches {self.arm.grasp_reach_m:.1f} m",
+            )
         turn_s = self._turn_towards(st.x, st.y)
         pos = st.centre()
         st.held = True
         self._held = oid
         self._grid = None
         self._set_pose(*self._pose)
-        return {"ok": True, "behavior": "grasp", "position": pos.tolist(), "object": oid,
-                "duration_s": self.timing.grasp_s + turn_s}
+        return {
+            "ok": True,
+            "behavior": "grasp",
+            "position": pos.tolist(),
+            "object": oid,
+            "duration_s": self.timing.grasp_s + turn_s,
+        }
 
     def _place(self, target: np.ndarray) -> dict:
         if self._held is None:
@@ -365,14 +437,19 @@ class SpotWorldEnv(gym.Env):
         x, y, yaw = self._pose
         dist = math.hypot(target[0] - x, target[1] - y)
         if dist > self.arm.place_reach_m:
-            return self._fail("place", "OutOfReach",
-                              f"the location is {dist:.1f} m away; the arm places within {self.arm.place_reach_m:.1f} m")
+            return self._fail(
+                "place",
+                "OutOfReach",
+                f"the location is {dist:.1f} m away; the arm places within {self.arm.place_reach_m:.1f} m",
+            )
         oid = self._held
         reason = self.world.placement_clear(oid, float(target[0]), float(target[1]))
         st = self.world.objects[oid]
         if reason is None:
             fp = st.footprint()
-            moved = type(fp)((float(target[0]), float(target[1])), fp.yaw_rad, fp.half_m, fp.radius_m)
+            moved = type(fp)(
+                (float(target[0]), float(target[1])), fp.yaw_rad, fp.half_m, fp.radius_m
+            )
             if footprints_overlap(moved, robot_footprint(x, y, yaw), tol_m=0.0):
                 reason = "the location is under the robot"
         if reason is not None:
@@ -382,8 +459,13 @@ class SpotWorldEnv(gym.Env):
         self.world.sync(oid)
         self._held = None
         self._grid = None
-        return {"ok": True, "behavior": "place", "position": [st.x, st.y, 0.0], "object": oid,
-                "duration_s": self.timing.place_s + turn_s}
+        return {
+            "ok": True,
+            "behavior": "place",
+            "position": [st.x, st.y, 0.0],
+            "object": oid,
+            "duration_s": self.timing.place_s + turn_s,
+        }
 
     def _observation(self) -> dict:
         frame = self.capture("body")
@@ -399,9 +481,15 @@ class SpotWorldEnv(gym.Env):
 
     def _info(self) -> dict:
         result = {k: v for k, v in self.last_result.items() if k != "frame"}
-        return {"result": result, "actions": self.actions, "budget": self.scenario.task.budget,
-                "sim_time_s": self.sim_time_s, "holding": self._held is not None,
-                "scenario": self.scenario.id, "renderer": self.renderer}
+        return {
+            "result": result,
+            "actions": self.actions,
+            "budget": self.scenario.task.budget,
+            "sim_time_s": self.sim_time_s,
+            "holding": self._held is not None,
+            "scenario": self.scenario.id,
+            "renderer": self.renderer,
+        }
 
 
 def _as_scenario(s: Scenario | str | Path) -> Scenario:

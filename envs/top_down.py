@@ -25,13 +25,19 @@ def draw_top_down(env, px_per_m: float = 20.0) -> np.ndarray:
     pts = np.stack([gx.ravel(), gy.ravel()], axis=1)
     img = np.empty((h * w, 3), dtype=np.uint8)
     grid = env.occupancy()
-    ci = np.clip(((pts[:, 1] - grid.origin_xy[1]) / grid.resolution_m).astype(int), 0, grid.shape[0] - 1)
-    cj = np.clip(((pts[:, 0] - grid.origin_xy[0]) / grid.resolution_m).astype(int), 0, grid.shape[1] - 1)
+    ci = np.clip(
+        ((pts[:, 1] - grid.origin_xy[1]) / grid.resolution_m).astype(int), 0, grid.shape[0] - 1
+    )
+    cj = np.clip(
+        ((pts[:, 0] - grid.origin_xy[0]) / grid.resolution_m).astype(int), 0, grid.shape[1] - 1
+    )
     img[:] = np.where(grid.free[ci, cj][:, None], FREE, BLOCKED)
 
     def fill(fp, colour):
         ax0, ay0, ax1, ay1 = fp.aabb()
-        near = np.flatnonzero((pts[:, 0] >= ax0) & (pts[:, 0] <= ax1) & (pts[:, 1] >= ay0) & (pts[:, 1] <= ay1))
+        near = np.flatnonzero(
+            (pts[:, 0] >= ax0) & (pts[:, 0] <= ax1) & (pts[:, 1] >= ay0) & (pts[:, 1] <= ay1)
+        )
         if near.size:
             img[near[fp.contains(pts[near])]] = colour
 

@@ -74,11 +74,21 @@ class World:
         env = scenario.environment
         x0, y0, x1, y1 = env.extent
         colour = OUTDOOR_FLOOR_COLOUR if env.outdoor else FLOOR_COLOUR
-        w.floor_body = w._box([(x1 - x0) / 2 + 1, (y1 - y0) / 2 + 1, 0.05], [(x0 + x1) / 2, (y0 + y1) / 2, -0.05], 0.0, colour)
+        w.floor_body = w._box(
+            [(x1 - x0) / 2 + 1, (y1 - y0) / 2 + 1, 0.05],
+            [(x0 + x1) / 2, (y0 + y1) / 2, -0.05],
+            0.0,
+            colour,
+        )
         for wall in env.walls:
             fp = wall_footprint(wall)
             w.wall_bodies.append(
-                w._box([fp.half_m[0], fp.half_m[1], wall.height / 2], [*fp.centre, wall.height / 2], fp.yaw_rad, WALL_COLOUR)
+                w._box(
+                    [fp.half_m[0], fp.half_m[1], wall.height / 2],
+                    [*fp.centre, wall.height / 2],
+                    fp.yaw_rad,
+                    WALL_COLOUR,
+                )
             )
         heights = base_heights(scenario)
         for o in scenario.objects:
@@ -92,8 +102,12 @@ class World:
 
     def _box(self, half, pos, yaw, rgba) -> int:
         c = p.createCollisionShape(p.GEOM_BOX, halfExtents=half, physicsClientId=self.client)
-        v = p.createVisualShape(p.GEOM_BOX, halfExtents=half, rgbaColor=rgba, physicsClientId=self.client)
-        return p.createMultiBody(0, c, v, pos, p.getQuaternionFromEuler([0, 0, yaw]), physicsClientId=self.client)
+        v = p.createVisualShape(
+            p.GEOM_BOX, halfExtents=half, rgbaColor=rgba, physicsClientId=self.client
+        )
+        return p.createMultiBody(
+            0, c, v, pos, p.getQuaternionFromEuler([0, 0, yaw]), physicsClientId=self.client
+        )
 
     def _object_body(self, o: SceneObject) -> int:
         """One body per object; the base frame sits at the object's base centre."""
@@ -116,15 +130,40 @@ class World:
             rgba = [*colour, 1.0]
             if shape == "box":
                 half = [size[0] / 2, size[1] / 2, size[2] / 2]
-                shapes_v.append(p.createVisualShape(p.GEOM_BOX, halfExtents=half, rgbaColor=rgba, visualFramePosition=offset, physicsClientId=self.client))
+                shapes_v.append(
+                    p.createVisualShape(
+                        p.GEOM_BOX,
+                        halfExtents=half,
+                        rgbaColor=rgba,
+                        visualFramePosition=offset,
+                        physicsClientId=self.client,
+                    )
+                )
                 shapes_c.append((p.GEOM_BOX, {"halfExtents": half}, offset))
             elif shape == "cylinder":
                 r = max(size[0], size[1]) / 2
-                shapes_v.append(p.createVisualShape(p.GEOM_CYLINDER, radius=r, length=size[2], rgbaColor=rgba, visualFramePosition=offset, physicsClientId=self.client))
+                shapes_v.append(
+                    p.createVisualShape(
+                        p.GEOM_CYLINDER,
+                        radius=r,
+                        length=size[2],
+                        rgbaColor=rgba,
+                        visualFramePosition=offset,
+                        physicsClientId=self.client,
+                    )
+                )
                 shapes_c.append((p.GEOM_CYLINDER, {"radius": r, "height": size[2]}, offset))
             else:
                 r = max(size) / 2
-                shapes_v.append(p.createVisualShape(p.GEOM_SPHERE, radius=r, rgbaColor=rgba, visualFramePosition=offset, physicsClientId=self.client))
+                shapes_v.append(
+                    p.createVisualShape(
+                        p.GEOM_SPHERE,
+                        radius=r,
+                        rgbaColor=rgba,
+                        visualFramePosition=offset,
+                        physicsClientId=self.client,
+                    )
+                )
                 shapes_c.append((p.GEOM_SPHERE, {"radius": r}, offset))
         # Base = first primitive; the rest are fixed links so each keeps its colour.
         cols = [
@@ -153,7 +192,10 @@ class World:
     def sync(self, oid: str) -> None:
         st = self.objects[oid]
         p.resetBasePositionAndOrientation(
-            st.body, [st.x, st.y, st.z], p.getQuaternionFromEuler([0, 0, st.yaw]), physicsClientId=self.client
+            st.body,
+            [st.x, st.y, st.z],
+            p.getQuaternionFromEuler([0, 0, st.yaw]),
+            physicsClientId=self.client,
         )
 
     # ------------------------------------------------------------------ queries
@@ -209,7 +251,9 @@ class World:
             return all(coverer not in self.covering(t) for t in self.objects)
         return self.is_opened(fact_condition.opened)
 
-    def nearest_object(self, point: np.ndarray, max_dist_m: float, only=None) -> tuple[str | None, float]:
+    def nearest_object(
+        self, point: np.ndarray, max_dist_m: float, only=None
+    ) -> tuple[str | None, float]:
         """Object whose box (footprint x height) is closest to ``point``, within reach."""
         best, best_d = None, math.inf
         for oid, st in self.objects.items():
@@ -235,8 +279,12 @@ class World:
         """None if ``oid`` can rest on the floor at (x, y); else the reason."""
         st = self.objects[oid]
         x0, y0, x1, y1 = self.scenario.environment.extent
-        fp = Footprint((x, y), st.yaw, (st.spec.size[0] / 2, st.spec.size[1] / 2),
-                       radius_m=st.footprint().radius_m)
+        fp = Footprint(
+            (x, y),
+            st.yaw,
+            (st.spec.size[0] / 2, st.spec.size[1] / 2),
+            radius_m=st.footprint().radius_m,
+        )
         bx0, by0, bx1, by1 = fp.aabb()
         if bx0 < x0 or by0 < y0 or bx1 > x1 or by1 > y1:
             return "the location lies outside the area"

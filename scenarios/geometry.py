@@ -187,14 +187,18 @@ def check_scenario(scn: Scenario) -> None:
     ids: dict[str, int] = {}
     for i, o in enumerate(scn.objects):
         if o.id in ids:
-            issues.append((f"objects[{i}].id", f"duplicate id {o.id!r} (first at objects[{ids[o.id]}])"))
+            issues.append(
+                (f"objects[{i}].id", f"duplicate id {o.id!r} (first at objects[{ids[o.id]}])")
+            )
         else:
             ids[o.id] = i
     region_names = {r.name for r in scn.environment.regions}
 
     def ref(path: str, oid: str | None, what: str = "object") -> None:
         if oid is not None and oid not in ids:
-            issues.append((path, f"unknown {what} {oid!r}; known objects: {', '.join(sorted(ids)) or 'none'}"))
+            issues.append(
+                (path, f"unknown {what} {oid!r}; known objects: {', '.join(sorted(ids)) or 'none'}")
+            )
 
     for i, o in enumerate(scn.objects):
         p = f"objects[{i}]"
@@ -212,8 +216,10 @@ def check_scenario(scn: Scenario) -> None:
                     lids = [x for x in scn.objects if x.on == cond.opened and x.kind.value == "lid"]
                     if not lids:
                         issues.append(
-                            (f"{p}.facts[{j}].visible_when.opened",
-                             f"{cond.opened!r} has no lid (an object of kind 'lid' on it) to open")
+                            (
+                                f"{p}.facts[{j}].visible_when.opened",
+                                f"{cond.opened!r} has no lid (an object of kind 'lid' on it) to open",
+                            )
                         )
     for j, e in enumerate(scn.success.entities):
         ref(f"success.entities[{j}]", e)
@@ -226,8 +232,10 @@ def check_scenario(scn: Scenario) -> None:
         ref(f"oracle[{j}].object", step.object)
         if step.region is not None and step.region not in region_names:
             issues.append(
-                (f"oracle[{j}].region",
-                 f"unknown region {step.region!r}; known regions: {', '.join(sorted(region_names)) or 'none'}")
+                (
+                    f"oracle[{j}].region",
+                    f"unknown region {step.region!r}; known regions: {', '.join(sorted(region_names)) or 'none'}",
+                )
             )
     if issues:  # geometry below needs sound references
         raise ScenarioIssues(issues)
@@ -242,9 +250,11 @@ def check_scenario(scn: Scenario) -> None:
         bx0, by0, bx1, by1 = fp.aabb()
         if bx0 < x0 or by0 < y0 or bx1 > x1 or by1 > y1:
             issues.append(
-                (f"objects[{i}].pose",
-                 f"{o.id!r} at ({o.pose.x:g}, {o.pose.y:g}) with size {o.size[0]:g} x {o.size[1]:g} m "
-                 f"leaves the environment extent {list(scn.environment.extent)}")
+                (
+                    f"objects[{i}].pose",
+                    f"{o.id!r} at ({o.pose.x:g}, {o.pose.y:g}) with size {o.size[0]:g} x {o.size[1]:g} m "
+                    f"leaves the environment extent {list(scn.environment.extent)}",
+                )
             )
     allowed = related(scn)
     walls = [wall_footprint(w) for w in scn.environment.walls]
@@ -261,8 +271,10 @@ def check_scenario(scn: Scenario) -> None:
                 continue
             if footprints_overlap(fps[i], fps[j]):
                 issues.append(
-                    (f"objects[{j}].pose",
-                     f"{b.id!r} overlaps {a.id!r} (objects[{i}]); move it or declare a relation (on / in / covers)")
+                    (
+                        f"objects[{j}].pose",
+                        f"{b.id!r} overlaps {a.id!r} (objects[{i}]); move it or declare a relation (on / in / covers)",
+                    )
                 )
         for k, w in enumerate(walls):
             if footprints_overlap(fps[i], w) and heights[a.id] < scn.environment.walls[k].height:
@@ -280,6 +292,8 @@ def check_scenario(scn: Scenario) -> None:
             issues.append(("robot.pose", f"the robot starts inside environment.walls[{k}]"))
     for k, r in enumerate(scn.environment.regions):
         if not (x0 <= r.x <= x1 and y0 <= r.y <= y1):
-            issues.append((f"environment.regions[{k}]", f"region {r.name!r} lies outside the extent"))
+            issues.append(
+                (f"environment.regions[{k}]", f"region {r.name!r} lies outside the extent")
+            )
     if issues:
         raise ScenarioIssues(issues)

@@ -57,12 +57,16 @@ def judge(
             reasons.append("the answer names no location")
         elif hit not in s.entities:
             ok = False
-            reasons.append(f"the answer points at {hit or 'nothing'}, not at {' or '.join(s.entities)}")
+            reasons.append(
+                f"the answer points at {hit or 'nothing'}, not at {' or '.join(s.entities)}"
+            )
     if s.answer_contains:
         low = text.lower()
         if not any(phrase.lower() in low for phrase in s.answer_contains):
             ok = False
-            reasons.append("the answer text lacks " + " / ".join(repr(a) for a in s.answer_contains))
+            reasons.append(
+                "the answer text lacks " + " / ".join(repr(a) for a in s.answer_contains)
+            )
     if s.final_state is not None:
         fs = s.final_state
         if isinstance(fs.near, str) and fs.near in footprints:

@@ -143,4 +143,6 @@ def find_scenario(name: str | Path) -> Path:
         except ScenarioError:
             continue
     known = ", ".join(f.stem for f in scenario_files())
-    raise ScenarioError(str(name), [Issue("", f"no scenario with this id or path; shipped: {known}")])
+    raise ScenarioError(
+        str(name), [Issue("", f"no scenario with this id or path; shipped: {known}")]
+    )

@@ -86,9 +86,16 @@ def run_episode(
         robot = SimRobot(env)
         agent = make_agent(policy, scenario, agent_opts)
         with EpisodeLog(log_path) as log:
-            log.write("episode", scenario=scenario.id, policy=policy, task=scenario.task.text,
-                      task_type=scenario.task.type.value, budget=scenario.task.budget, seed=seed,
-                      renderer=env.renderer)
+            log.write(
+                "episode",
+                scenario=scenario.id,
+                policy=policy,
+                task=scenario.task.text,
+                task_type=scenario.task.type.value,
+                budget=scenario.task.budget,
+                seed=seed,
+                renderer=env.renderer,
+            )
             try:
                 answer = agent.run(scenario.task.text, robot, scenario.task.budget, log)
             except Exception as exc:  # a policy crash ends the episode, the log stays
@@ -98,10 +105,16 @@ def run_episode(
             verdict = None
             if answer is not None:
                 verdict = robot.submit_answer(answer.text, answer.point)
-                log.write("answer", text=answer.text, entity=answer.entity,
-                          point=None if answer.point is None else answer.point.as_array().tolist(),
-                          success=verdict["success"], reward=verdict["reward"], hit=verdict["hit"],
-                          reasons=verdict["reasons"])
+                log.write(
+                    "answer",
+                    text=answer.text,
+                    entity=answer.entity,
+                    point=None if answer.point is None else answer.point.as_array().tolist(),
+                    success=verdict["success"],
+                    reward=verdict["reward"],
+                    hit=verdict["hit"],
+                    reasons=verdict["reasons"],
+                )
             usage = agent.usage
             c = robot.counters
             result = EpisodeResult(
@@ -195,20 +208,42 @@ def run_batch(
         results.append(r)
         if progress:
             status = "success" if r.success else ("error: " + r.error if r.error else "failure")
-            progress(f"[{k}/{len(jobs)}] {scn.id} / {pol}: {status} ({r.actions} actions, "
-                     f"{r.sim_time_s:.0f} s sim, {r.wall_time_s:.1f} s wall)")
+            progress(
+                f"[{k}/{len(jobs)}] {scn.id} / {pol}: {status} ({r.actions} actions, "
+                f"{r.sim_time_s:.0f} s sim, {r.wall_time_s:.1f} s wall)"
+            )
     return results
 
 
 def format_table(results: list[EpisodeResult]) -> str:
-    cols = [("scenario", 22), ("policy", 14), ("type", 14), ("ok", 4), ("actions", 7), ("sim s", 7),
-            ("wall s", 7), ("LLM", 4), ("LLM tok", 8), ("VLM", 4), ("VLM tok", 8)]
+    cols = [
+        ("scenario", 22),
+        ("policy", 14),
+        ("type", 14),
+        ("ok", 4),
+        ("actions", 7),
+        ("sim s", 7),
+        ("wall s", 7),
+        ("LLM", 4),
+        ("LLM tok", 8),
+        ("VLM", 4),
+        ("VLM tok", 8),
+    ]
     lines = ["  ".join(f"{n:<{w}}" for n, w in cols)]
     lines.append("  ".join("-" * w for _, w in cols))
     for r in results:
-        vals = [r.scenario, r.policy, r.task_type, "yes" if r.success else "no", r.actions,
-                f"{r.sim_time_s:.0f}", f"{r.wall_time_s:.1f}", r.llm_calls,
-                r.llm_prompt_tokens + r.llm_completion_tokens, r.vlm_calls,
-                r.vlm_prompt_tokens + r.vlm_completion_tokens]
+        vals = [
+            r.scenario,
+            r.policy,
+            r.task_type,
+            "yes" if r.success else "no",
+            r.actions,
+            f"{r.sim_time_s:.0f}",
+            f"{r.wall_time_s:.1f}",
+            r.llm_calls,
+            r.llm_prompt_tokens + r.llm_completion_tokens,
+            r.vlm_calls,
+            r.vlm_prompt_tokens + r.vlm_completion_tokens,
+        ]
         lines.append("  ".join(f"{str(v):<{w}}" for v, (_, w) in zip(vals, cols, strict=True)))
     return "\n".join(lines)

@@ -167,9 +167,7 @@ class SceneObject(Strict):
     graspable: bool = False
     movable: bool = False
     on: Identifier | None = Field(None, description="rests on top of this object")
-    inside: Identifier | None = Field(
-        None, alias="in", description="lies inside this container"
-    )
+    inside: Identifier | None = Field(None, alias="in", description="lies inside this container")
     covers: list[Identifier] = Field(default_factory=list, description="drapes over these")
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
