@@ -6,7 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from scenarios.loader import ScenarioError, find_scenario, load_scenario, scenario_files
+from scenarios.loader import (
+    ScenarioError,
+    find_scenario,
+    load_scenario,
+    resolve_names,
+    scenario_files,
+)
 
 
 def _cmd_list(args) -> int:
@@ -57,7 +63,7 @@ def _cmd_show(args) -> int:
 def _cmd_run(args) -> int:
     from scenarios.runner import POLICIES, format_table, run_batch
 
-    scenarios = [_load(n) for n in args.scenarios]
+    scenarios = [load_scenario(f) for f in resolve_names(args.scenarios)]
     for pol in args.policy:
         if pol not in POLICIES:
             print(
@@ -100,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_show)
 
     p = sub.add_parser("run", help="run policies on scenarios; writes logs and a results table")
-    p.add_argument("scenarios", nargs="+", help="scenario ids or paths")
+    p.add_argument("scenarios", nargs="+", help="scenario ids, paths, or a suite: examples, paper")
     p.add_argument("--policy", action="append", help="policy name (repeatable); default oracle")
     p.add_argument("--out", default="runs/latest", help="output folder (resumes if it exists)")
     p.add_argument("--seed", type=int, default=0)

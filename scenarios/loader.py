@@ -126,6 +126,24 @@ def scenario_files(dirs=SEARCH_DIRS) -> list[Path]:
     return files
 
 
+SUITES = {"examples": PACKAGE_DIR / "examples", "paper": PACKAGE_DIR / "paper"}
+
+
+def resolve_names(names) -> list[Path]:
+    """Scenario files for ids, paths and suite names ("examples", "paper"), in order."""
+    out: list[Path] = []
+    for name in names:
+        suite = SUITES.get(str(name))
+        if suite is not None:
+            files = scenario_files((suite,))
+            if not files:
+                raise ScenarioError(str(name), [Issue("", "this suite has no scenario files yet")])
+            out.extend(files)
+        else:
+            out.append(find_scenario(name))
+    return out
+
+
 def find_scenario(name: str | Path) -> Path:
     """A path, or the id / file stem of a shipped scenario."""
     p = Path(name)
