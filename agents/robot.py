@@ -256,7 +256,8 @@ class Robot(abc.ABC):
 
     @abc.abstractmethod
     def capture(self, camera: str = "body", timeout_s: float = 10.0) -> Frame:
-        """One RGB-D frame from ``camera`` ("body" or "hand") with its pose."""
+        """One RGB-D frame from ``camera`` with its pose. Spot's cameras: "body" (= "front"),
+        "left", "right", "back" around the body, and "hand" in the gripper."""
 
     @abc.abstractmethod
     def inspect(self, target: Point3, question: str, timeout_s: float = 60.0) -> InspectResult:

@@ -102,10 +102,17 @@ def place_robot(client: int, body: int, x: float, y: float, yaw: float) -> None:
     )
 
 
-def body_camera_pose(x: float, y: float, yaw: float, mount: CameraMount) -> np.ndarray:
-    """``odom_T_camera`` of the front body camera for base pose (x, y, yaw)."""
+BODY_CAMERAS = {"body": 0.0, "front": 0.0, "left": math.pi / 2, "right": -math.pi / 2, "back": math.pi}
+"""Spot's body cameras by name: heading offset from the body's +x, radians."""
+
+
+def body_camera_pose(x: float, y: float, yaw: float, mount: CameraMount, camera: str = "body") -> np.ndarray:
+    """``odom_T_camera`` of a body camera (front, left, right, back) for base (x, y, yaw)."""
+    offset = BODY_CAMERAS[camera]
+    out_m = mount.forward_m if offset == 0.0 else (0.3 if abs(offset) < 3 else 0.6)
+    yaw = yaw + offset
     c, s = math.cos(yaw), math.sin(yaw)
-    eye = np.array([x + mount.forward_m * c, y + mount.forward_m * s, mount.height_m])
+    eye = np.array([x + out_m * c, y + out_m * s, mount.height_m])
     pitch = math.radians(mount.pitch_down_deg)
     forward = np.array([c * math.cos(pitch), s * math.cos(pitch), -math.sin(pitch)])
     return look_at(eye, eye + forward)

@@ -63,6 +63,7 @@ from envs import rendering
 from envs.navigation import GridSpec, OccupancyGrid, path_length
 from envs.rendering import CameraSpec
 from envs.robot_model import (
+    BODY_CAMERAS,
     ArmLimits,
     CameraMount,
     body_camera_pose,
@@ -238,17 +239,18 @@ class SpotWorldEnv(gym.Env):
         return self._held
 
     def capture(self, camera: str = "body", target: np.ndarray | None = None) -> Frame:
-        """Render ``camera`` ("body", or "hand" aimed at ``target``) as a :class:`Frame`."""
+        """Render ``camera`` as a :class:`Frame`: a body camera ("body" = "front", "left",
+        "right", "back") or the gripper camera "hand" aimed at ``target``."""
         x, y, yaw = self._pose
-        if camera == "body":
-            spec, pose = self.camera_spec, body_camera_pose(x, y, yaw, self.mount)
+        if camera in BODY_CAMERAS:
+            spec, pose = self.camera_spec, body_camera_pose(x, y, yaw, self.mount, camera)
         elif camera == "hand":
             if target is None:
                 c, s = math.cos(yaw), math.sin(yaw)
                 target = np.array([x + 1.2 * c, y + 1.2 * s, 0.3])
             spec, pose = self.hand_spec, hand_camera_pose(x, y, np.asarray(target, float), self.arm)
         else:
-            raise ValueError(f"unknown camera {camera!r}; use 'body' or 'hand'")
+            raise ValueError(f"unknown camera {camera!r}; use one of {', '.join([*BODY_CAMERAS, 'hand'])}")
         rgb, depth, seg = rendering.render(self.client, pose, spec, self.renderer)
         if self.depth_noise_std_m > 0:
             noise = self.np_random.normal(0.0, self.depth_noise_std_m, depth.shape).astype(
