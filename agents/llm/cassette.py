@@ -268,6 +268,8 @@ def _short(value: Any, limit: int = 60) -> str:
 
 
 def _string_diff(a: str, b: str) -> str:
+    if len(a) <= 60 and len(b) <= 60:
+        return f"recorded {a!r}, now {b!r}"
     i = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
     lo = max(0, i - 20)
     return (

@@ -174,7 +174,7 @@ class OpenAIBackend(LLMBackend):
     def _create(self, request: ChatRequest, use_schema: bool) -> Any:
         kwargs: dict[str, Any] = {
             "model": request.model,
-            "messages": request.openai_messages(),
+            "messages": _wire_safe(request.openai_messages()),
             "temperature": request.temperature,
         }
         if request.max_tokens is not None:
@@ -264,6 +264,21 @@ class OpenAIBackend(LLMBackend):
             latency_s=latency_s,
             raw=raw,
         )
+
+
+def _wire_safe(value: Any) -> Any:
+    """``value`` with lone surrogates (unencodable in UTF-8) replaced by ``?``."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "replace").decode("utf-8")
+        return value
+    if isinstance(value, list):
+        return [_wire_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _wire_safe(v) for k, v in value.items()}
+    return value
 
 
 def _server_message(e: Any) -> str:
