@@ -26,7 +26,8 @@ from agents.robot import CameraIntrinsics
 
 EGL = "egl"
 TINY = "tiny"
-_EGL_ANNOUNCED: set[int] = set()  # clients whose first EGL frame has been rendered
+_EGL_FRAMES: dict[int, int] = {}  # EGL frames rendered per client since (re)start
+_EGL_NOISY_FRAMES = 2  # Mesa prints a banner during a client's first two EGL frames
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,7 @@ def connect(renderer: str = "auto") -> tuple[int, str]:
     if spec is not None and spec.origin:
         with quiet_native_output():
             plugin = p.loadPlugin(spec.origin, "_eglRendererPlugin", physicsClientId=client)
-    _EGL_ANNOUNCED.discard(client)  # client ids are reused after a disconnect
+    _EGL_FRAMES.pop(client, None)  # client ids are reused after a disconnect
     if plugin < 0:
         if renderer == EGL:
             p.disconnect(client)
@@ -111,7 +112,7 @@ def reset_simulation(client: int) -> None:
     """``p.resetSimulation`` without the EGL banner it causes on the next frame."""
     with quiet_native_output():
         p.resetSimulation(physicsClientId=client)
-    _EGL_ANNOUNCED.discard(client)
+    _EGL_FRAMES.pop(client, None)
 
 
 def look_at(eye, target, up=(0.0, 0.0, 1.0)) -> np.ndarray:
@@ -149,10 +150,10 @@ def render(
         renderer=p.ER_BULLET_HARDWARE_OPENGL if renderer == EGL else p.ER_TINY_RENDERER,
         physicsClientId=client,
     )
-    if renderer == EGL and client not in _EGL_ANNOUNCED:  # the first EGL frame prints a banner
+    if renderer == EGL and _EGL_FRAMES.get(client, 0) < _EGL_NOISY_FRAMES:
         with quiet_native_output():
             _, _, rgba, zbuf, seg = p.getCameraImage(**args)
-        _EGL_ANNOUNCED.add(client)
+        _EGL_FRAMES[client] = _EGL_FRAMES.get(client, 0) + 1
     else:
         _, _, rgba, zbuf, seg = p.getCameraImage(**args)
     h, w = spec.height_px, spec.width_px

@@ -302,8 +302,9 @@ class SpotWorldEnv(gym.Env):
 
     def _build(self) -> None:
         rendering.reset_simulation(self.client)
-        self.world = World.build(self.client, self.scenario)
-        self.robot_body = build_robot(self.client)
+        with rendering.quiet_native_output():  # EGL announces itself as shapes are made
+            self.world = World.build(self.client, self.scenario)
+            self.robot_body = build_robot(self.client)
         self.vlm = SimVLM(self.world, self.vlm_config)
         phrases = {self.world.floor_body: FLOOR_PHRASE}
         phrases.update({b: WALL_PHRASE for b in self.world.wall_bodies})
