@@ -63,6 +63,10 @@ class VLMBackend(abc.ABC):
             counter = self.__dict__["_usage"] = UsageCounter()
         return counter
 
+    @usage.setter
+    def usage(self, counter: UsageCounter) -> None:
+        self.__dict__["_usage"] = counter
+
     @abc.abstractmethod
     def answer(
         self, frame: Frame, question: str, target_px: tuple[int, int] | None = None

@@ -529,6 +529,10 @@ class LLMBackend(abc.ABC):
             counter = self.__dict__["_usage"] = UsageCounter()
         return counter
 
+    @usage.setter
+    def usage(self, counter: UsageCounter) -> None:
+        self.__dict__["_usage"] = counter
+
     def complete(self, request: ChatRequest) -> ChatReply:
         """Answer ``request``; count the call and its tokens in :attr:`usage`."""
         request = request.resolve(self.model)
