@@ -94,6 +94,7 @@ def connect(renderer: str = "auto") -> tuple[int, str]:
     client = p.connect(p.DIRECT)
     if renderer == TINY:
         return client, TINY
+    _preload_torchvision()
     spec = importlib.util.find_spec("eglRenderer")
     plugin = -1
     if spec is not None and spec.origin:
@@ -113,6 +114,17 @@ def reset_simulation(client: int) -> None:
     with quiet_native_output():
         p.resetSimulation(physicsClientId=client)
     _EGL_FRAMES.pop(client, None)
+
+
+def _preload_torchvision() -> None:
+    """Import torchvision (when installed) before the EGL plugin loads.
+
+    Measured here: importing torchvision after an EGL context exists segfaults the
+    process (its bundled image libraries clash with Mesa's), and sentence-transformers
+    imports torchvision whenever it is installed. Loaded first, both coexist.
+    """
+    if "torchvision" not in sys.modules and importlib.util.find_spec("torchvision") is not None:
+        importlib.import_module("torchvision")
 
 
 def look_at(eye, target, up=(0.0, 0.0, 1.0)) -> np.ndarray:

@@ -23,9 +23,40 @@ from scenarios.schema import Scenario
 
 AgentFactory = Callable[[Scenario, dict], Agent]
 
+def _episode_file(folder: str | None, scenario: Scenario, policy: str) -> str | None:
+    """Cassettes live one per episode: FOLDER/<scenario>__<policy>.jsonl."""
+    if not folder:
+        return None
+    path = Path(folder)
+    return str(path / f"{scenario.id}__{policy}.jsonl") if path.suffix != ".jsonl" else str(path)
+
+
+def _clue(use_tour: bool) -> AgentFactory:
+    policy = "clue" if use_tour else "clue-no-tsp"
+
+    def make(scenario: Scenario, opts: dict) -> Agent:
+        from agents.clue import CLUEAgent, build_llm, default_encoder
+
+        spec = opts.get("llm", "heuristic")
+        if spec.startswith("replay:"):
+            spec = "replay:" + _episode_file(spec.removeprefix("replay:"), scenario, policy)
+        llm = opts.get("llm_backend") or build_llm(
+            spec,
+            base_url=opts.get("base_url"),
+            record=_episode_file(opts.get("record"), scenario, policy),
+            cache=opts.get("cache"),
+        )
+        return CLUEAgent(llm, opts.get("encoder_factory", default_encoder), use_tour=use_tour)
+
+    return make
+
+
 POLICIES: dict[str, AgentFactory] = {
     "oracle": lambda scenario, opts: OracleAgent(scenario),
+    "clue": _clue(use_tour=True),
+    "clue-no-tsp": _clue(use_tour=False),
 }
+DEFAULT_POLICY = "clue"
 
 
 def register_policy(name: str, factory: AgentFactory) -> None:

@@ -1,0 +1,24 @@
+"""CLUE: the LLM policy with a hypothesis state over a language-embedded map."""
+
+from __future__ import annotations
+
+from agents.clue.policy import CLUEAgent
+
+__all__ = ["CLUEAgent", "build_llm", "default_encoder"]
+
+
+def build_llm(spec: str = "heuristic", **kwargs):
+    """An LLM backend from a CLI spec: ``heuristic`` (offline default), ``openai:MODEL``,
+    ``replay:PATH``; ``record=PATH`` / ``cache=PATH`` / ``base_url=...`` as in
+    :func:`agents.llm.factory.build_backend`."""
+    from agents.clue.heuristic import HeuristicResponder
+    from agents.llm.factory import build_backend
+
+    return build_backend(spec, factories={"heuristic": lambda arg: HeuristicResponder()}, **kwargs)
+
+
+def default_encoder():
+    """The simulated camera-feature model: appearance phrases through all-MiniLM-L6-v2."""
+    from mapping.encoders import SimFeatureEncoder
+
+    return SimFeatureEncoder()

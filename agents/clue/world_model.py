@@ -1,0 +1,178 @@
+"""What a map-based policy knows: the voxel map it builds, the observation graph it
+reads, and the grounding of named entities into robot commands.
+
+Everything here is built from the robot's own frames (through the robot interface):
+no simulator state, no scenario. Entity names are the graph's (``barrel_2``,
+``near_barrel_2``, ``free_spot_1``); the robot is commanded with their coordinates.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import ndimage
+
+from agents.robot import Point3, Pose2D, Robot
+from mapping.encoders import FeatureEncoder
+from mapping.grid import cell_centres, cell_of, reachable_mask
+from mapping.grounding import Grounder, GroundingConfig, GroundingResult
+from mapping.observation_graph import GraphConfig, ObservationGraph, slug
+from mapping.voxel_map import VoxelMap, VoxelMapConfig
+
+BODY_CAMERAS = ("body", "left", "right", "back")
+
+
+@dataclass(frozen=True)
+class WorldModelConfig:
+    """Ranges the grounding layer enforces before commanding the robot (metres)."""
+
+    cameras: tuple[str, ...] = BODY_CAMERAS  # fused after every move
+    inspect_range_m: float = 2.8  # robot-to-object distance allowed for inspect
+    grasp_range_m: float = 1.7  # robot-to-object-centre distance allowed for grasp
+    place_range_m: float = 1.5  # robot-to-region distance allowed for place
+    free_spot_distance_m: float = 1.2  # where free_spot regions are sought
+    free_spot_clearance_m: float = 0.9  # from every object node
+    frontier_min_cells: int = 6  # smaller frontier fragments are ignored
+    max_frontiers: int = 3  # frontier regions offered at once
+
+
+class WorldModel:
+    """The map, the observation graph and entity grounding for one episode."""
+
+    def __init__(
+        self,
+        robot: Robot,
+        encoder: FeatureEncoder,
+        *,
+        config: WorldModelConfig = WorldModelConfig(),
+        map_config: VoxelMapConfig | None = None,
+        grounding: GroundingConfig | None = None,
+    ):
+        self.robot = robot
+        self.config = config
+        self.map = VoxelMap(map_config or VoxelMapConfig(feature_dim=encoder.dim))
+        self.grounder = Grounder(self.map, encoder, grounding)
+        # nodes the policy has interacted with must not vanish when a re-query misses them
+        self.graph = ObservationGraph(GraphConfig(prune_missing=False))
+        self.last_tour: list[str] = []
+        self._counters: dict[str, int] = {}
+        self.frames = 0
+
+    # ------------------------------------------------------------------ perception
+    def observe(self) -> int:
+        """Capture every configured camera and fuse the frames into the map."""
+        for cam in self.config.cameras:
+            frame = self.robot.capture(cam)
+            self.map.integrate(frame, self.grounder.encoder.encode_frame(frame))
+            self.frames += 1
+        return len(self.config.cameras)
+
+    def close(self) -> None:
+        self.map.close()
+
+    # ------------------------------------------------------------------ graph access
+    def nodes(self) -> dict[str, dict]:
+        return dict(self.graph.graph.nodes(data=True))
+
+    def has(self, name: str, kind: str | None = None) -> bool:
+        g = self.graph.graph
+        return name in g and (kind is None or g.nodes[name]["kind"] == kind)
+
+    def xy(self, name: str) -> tuple[float, float]:
+        x, y = self.graph.graph.nodes[name]["xy"]
+        return float(x), float(y)
+
+    def point(self, name: str) -> Point3:
+        """Where to aim at an object node: its centroid, raised toward the top."""
+        a = self.graph.graph.nodes[name]
+        z = float(a.get("z", 0.5))
+        return Point3(*self.xy(name), z)
+
+    def distance(self, name: str) -> float:
+        return self.robot.get_pose().distance_to(*self.xy(name))
+
+    def set_description(self, name: str, description: str) -> str | None:
+        a = self.graph.graph.nodes[name]
+        return self.graph._set_node(name, a["kind"], a["xy"], description)
+
+    def move_node(self, name: str, xy: tuple[float, float], description: str) -> str | None:
+        a = self.graph.graph.nodes[name]
+        a["exact_xy"] = tuple(xy)
+        return self.graph._set_node(name, a["kind"], xy, description)
+
+    def _new_region(self, stem: str, xy, description: str) -> tuple[str, str]:
+        k = self._counters.get(stem, 0) + 1
+        self._counters[stem] = k
+        name = f"{stem}_{k}"
+        line = self.graph._set_node(name, "region", xy, description)
+        return name, line or ""
+
+    # ------------------------------------------------------------------ grounding
+    def query(self, concept: str) -> tuple[list[str], GroundingResult]:
+        """Ground ``concept``; merge candidates and viewpoints into the graph."""
+        pose = self.robot.get_pose()
+        result = self.grounder.query(concept, pose.xy())
+        ops = self.graph.apply(result)
+        stem = slug(concept)
+        for cand in result.candidates:  # remember heights to aim the arm camera
+            for name, a in self.graph.graph.nodes(data=True):
+                if a.get("concept") == concept and np.allclose(a.get("exact_xy", (1e9, 1e9)), cand.xy):
+                    a["z"] = cand.centroid_m[2] + cand.extent_m[2] / 4
+        self.last_tour = [v.removeprefix("near_") for v in self.graph.graph.graph.get("tours", {}).get(concept, [])]
+        if not result.candidates:
+            ops.append(f"no_candidates(concept={stem})")
+        return ops, result
+
+    def viewpoint_pose(self, region: str) -> Pose2D:
+        """Base pose at a region node, facing the object it views (if any)."""
+        x, y = self.xy(region)
+        yaw = self.robot.get_pose().yaw_rad
+        for nb in self.graph.graph.neighbors(region):
+            ox, oy = self.xy(nb)
+            yaw = math.atan2(oy - y, ox - x)
+        return Pose2D(x, y, yaw)
+
+    def free_spot(self) -> tuple[str | None, str]:
+        """A free floor region within reach for putting something down (op line)."""
+        grid = self.grounder.map_grid()
+        pose = self.robot.get_pose()
+        objects = np.array([self.xy(n) for n, a in self.nodes().items() if a["kind"] == "object"]).reshape(-1, 2)
+        r = self.config.free_spot_distance_m
+        for k in range(16):
+            a = pose.yaw_rad + math.pi / 2 + (1 if k % 2 else -1) * (k // 2) * 2 * math.pi / 16
+            x, y = pose.x_m + r * math.cos(a), pose.y_m + r * math.sin(a)
+            i, j = (int(v) for v in cell_of(grid, np.array([x, y])))
+            if not (0 <= i < grid.free.shape[0] and 0 <= j < grid.free.shape[1]) or not grid.free[i, j]:
+                continue
+            if objects.size and np.min(np.hypot(*(objects - [x, y]).T)) < self.config.free_spot_clearance_m:
+                continue
+            return self._new_region("free_spot", (x, y), "free floor within arm's reach for putting things down")
+        return None, ""
+
+    def frontiers(self) -> list[str]:
+        """Add region nodes at the edge of the mapped floor (unexplored beyond)."""
+        grid = self.grounder.map_grid()
+        pose = self.robot.get_pose()
+        known = grid.floor | grid.obstacle
+        unknown_near = ndimage.binary_dilation(~known, structure=np.ones((3, 3), bool))
+        reach = reachable_mask(grid, pose.xy(), 0.5)
+        frontier = reach & unknown_near
+        labels, n = ndimage.label(frontier, structure=np.ones((3, 3), bool))
+        found = []
+        for lab in range(1, n + 1):
+            cells = np.argwhere(labels == lab)
+            if len(cells) < self.config.frontier_min_cells:
+                continue
+            centre = cells[np.argmin(np.linalg.norm(cells - cells.mean(axis=0), axis=1))]
+            xy = cell_centres(grid, centre)
+            found.append((float(np.hypot(*(xy - pose.xy()))), (float(xy[0]), float(xy[1]))))
+        ops = []
+        existing = [self.xy(n) for n in self.nodes() if n.startswith("frontier_")]
+        for _, xy in sorted(found)[: self.config.max_frontiers]:
+            if any(math.hypot(xy[0] - ex, xy[1] - ey) < 1.0 for ex, ey in existing):
+                continue
+            _, line = self._new_region("frontier", xy, "edge of the mapped area; unexplored space beyond")
+            ops.append(line)
+        return ops
