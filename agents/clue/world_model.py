@@ -16,7 +16,7 @@ from scipy import ndimage
 
 from agents.robot import Point3, Pose2D, Robot
 from mapping.encoders import FeatureEncoder
-from mapping.grid import cell_centres, cell_of, reachable_mask
+from mapping.grid import Grid2D, cell_centres, cell_of, reachable_mask
 from mapping.grounding import Grounder, GroundingConfig, GroundingResult
 from mapping.observation_graph import GraphConfig, ObservationGraph, slug
 from mapping.voxel_map import VoxelMap, VoxelMapConfig
@@ -36,6 +36,7 @@ class WorldModelConfig:
     free_spot_clearance_m: float = 0.9  # from every object node
     frontier_min_cells: int = 6  # smaller frontier fragments are ignored
     max_frontiers: int = 3  # frontier regions offered at once
+    stood_radius_m: float = 1.2  # floor around where the robot stood counts as seen and free
 
 
 class WorldModel:
@@ -59,10 +60,14 @@ class WorldModel:
         self.last_tour: list[str] = []
         self._counters: dict[str, int] = {}
         self.frames = 0
+        self.stood: list[tuple[float, float]] = []  # base positions the robot has occupied
+        self._grid_key: tuple[int, int] | None = None
+        self._grid: Grid2D | None = None
 
     # ------------------------------------------------------------------ perception
     def observe(self) -> int:
         """Capture every configured camera and fuse the frames into the map."""
+        self.stood.append(tuple(self.robot.get_pose().xy()))
         for cam in self.config.cameras:
             frame = self.robot.capture(cam)
             self.map.integrate(frame, self.grounder.encoder.encode_frame(frame))
@@ -71,6 +76,38 @@ class WorldModel:
 
     def close(self) -> None:
         self.map.close()
+
+    def grid(self) -> Grid2D:
+        """The map's traversability grid, plus the floor the robot has stood on.
+
+        The body cameras cannot see the floor right around the legs, yet the robot stood
+        there: those cells count as seen floor, and as free unless an obstacle is near.
+        """
+        key = (self.map.revision, len(self.stood))
+        if self._grid is not None and self._grid_key == key:
+            return self._grid
+        base = self.grounder.map_grid()
+        if not self.stood:
+            return base
+        h, w = base.free.shape
+        centres = cell_centres(base, np.argwhere(np.ones((h, w), bool))).reshape(h, w, 2)
+        stood = np.zeros((h, w), bool)
+        for x, y in self.stood:
+            stood |= np.hypot(centres[..., 0] - x, centres[..., 1] - y) <= self.config.stood_radius_m
+        r = self.grounder.traversability.robot_radius_m
+        k = int(math.ceil(r / base.resolution_m))
+        yy, xx = np.mgrid[-k : k + 1, -k : k + 1]
+        disk = (xx * xx + yy * yy) * base.resolution_m**2 <= r * r
+        blocked = ndimage.binary_dilation(base.obstacle, structure=disk) if base.obstacle.any() else base.obstacle
+        self._grid = Grid2D(
+            origin_xy=base.origin_xy,
+            resolution_m=base.resolution_m,
+            free=base.free | (stood & ~blocked),
+            floor=base.floor | stood,
+            obstacle=base.obstacle,
+        )
+        self._grid_key = key
+        return self._grid
 
     # ------------------------------------------------------------------ graph access
     def nodes(self) -> dict[str, dict]:
@@ -113,7 +150,7 @@ class WorldModel:
     def query(self, concept: str) -> tuple[list[str], GroundingResult]:
         """Ground ``concept``; merge candidates and viewpoints into the graph."""
         pose = self.robot.get_pose()
-        result = self.grounder.query(concept, pose.xy())
+        result = self.grounder.query(concept, pose.xy(), self.grid())
         ops = self.graph.apply(result)
         stem = slug(concept)
         for cand in result.candidates:  # remember heights to aim the arm camera
@@ -136,7 +173,7 @@ class WorldModel:
 
     def free_spot(self) -> tuple[str | None, str]:
         """A free floor region within reach for putting something down (op line)."""
-        grid = self.grounder.map_grid()
+        grid = self.grid()
         pose = self.robot.get_pose()
         objects = np.array([self.xy(n) for n, a in self.nodes().items() if a["kind"] == "object"]).reshape(-1, 2)
         r = self.config.free_spot_distance_m
@@ -153,7 +190,7 @@ class WorldModel:
 
     def frontiers(self) -> list[str]:
         """Add region nodes at the edge of the mapped floor (unexplored beyond)."""
-        grid = self.grounder.map_grid()
+        grid = self.grid()
         pose = self.robot.get_pose()
         known = grid.floor | grid.obstacle
         unknown_near = ndimage.binary_dilation(~known, structure=np.ones((3, 3), bool))
