@@ -73,7 +73,14 @@ from envs.robot_model import (
 )
 from envs.sim_vlm import SimVLM, SimVLMConfig
 from envs.world import FLOOR_PHRASE, WALL_PHRASE, World
-from scenarios.geometry import footprints_overlap, robot_footprint
+from scenarios.geometry import (
+    ROBOT_HEIGHT_M,
+    ROBOT_LENGTH_M,
+    ROBOT_WIDTH_M,
+    Footprint,
+    footprints_overlap,
+    robot_footprint,
+)
 from scenarios.judge import Verdict, judge
 from scenarios.loader import find_scenario, load_scenario
 from scenarios.schema import Scenario
@@ -322,6 +329,18 @@ class SpotWorldEnv(gym.Env):
             st.x, st.y, st.z = x - 0.1 * math.cos(yaw), y - 0.1 * math.sin(yaw), 0.95
             self.world.sync(self._held)
 
+    def _body_fits(self, x: float, y: float) -> bool:
+        """Whether the disc the body and its front camera sweep turning in place at (x, y)
+        is clear of walls and floor-standing objects (the grid plans the centre only)."""
+        r = (
+            max(math.hypot(ROBOT_LENGTH_M / 2, ROBOT_WIDTH_M / 2), self.mount.forward_m)
+            + self.camera_spec.near_m
+        )
+        disc = Footprint((x, y), 0.0, (r, r), radius_m=r)
+        return not any(
+            footprints_overlap(disc, fp, tol_m=0.0) for fp in self.world.blocking_footprints()
+        )
+
     def _turn_towards(self, tx: float, ty: float) -> float:
         x, y, yaw = self._pose
         want = math.atan2(ty - y, tx - x)
@@ -344,6 +363,12 @@ class SpotWorldEnv(gym.Env):
         if not grid.is_free(gx, gy):
             return self._fail(
                 "goto", "GoalUnreachable", f"the goal ({gx:.2f}, {gy:.2f}) is not free floor"
+            )
+        if not self._body_fits(gx, gy):
+            return self._fail(
+                "goto",
+                "GoalUnreachable",
+                f"the robot's body does not fit at ({gx:.2f}, {gy:.2f}): an obstacle is too close",
             )
         path = grid.plan((x, y), (gx, gy))
         if path is None:
@@ -377,6 +402,15 @@ class SpotWorldEnv(gym.Env):
                 "OutOfReach",
                 f"the target is {dist:.1f} m away; inspection works within {self.arm.inspect_range_m:.1f} m",
             )
+        shoulder = (x, y, ROBOT_HEIGHT_M)
+        eye = hand_camera_pose(x, y, np.asarray(target, float), self.arm)[:3, 3]
+        blocker = self.world.obstruction(shoulder, eye)
+        if blocker is not None:
+            return self._fail(
+                "inspect",
+                "TargetOccluded",
+                f"the arm cannot bring the gripper camera over the target: {blocker} is in the way",
+            )
         turn_s = self._turn_towards(target[0], target[1])
         frame = self.capture("hand", target)
         target_px = _project(frame, target)
@@ -404,13 +438,14 @@ class SpotWorldEnv(gym.Env):
                 f"no object within 0.35 m of the target (nearest {d:.2f} m)",
             )
         st = self.world.objects[oid]
-        if not st.spec.graspable:
-            return self._fail(
-                "grasp", "NothingThere", "the object there cannot be grasped (fixed or too heavy)"
-            )
+        # covered first: what lies under a tarp cannot be felt out (graspable or not)
         if self.world.covered_chain(oid):
             return self._fail(
                 "grasp", "TargetOccluded", "the object is covered by something; remove that first"
+            )
+        if not st.spec.graspable:
+            return self._fail(
+                "grasp", "NothingThere", "the object there cannot be grasped (fixed or too heavy)"
             )
         x, y, _ = self._pose
         reach = st.footprint().distance_to(x, y)

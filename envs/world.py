@@ -219,18 +219,12 @@ class World:
 
     def covered_chain(self, oid: str) -> list[str]:
         """Coverers of ``oid`` or of anything it rests on/in (a sign on a covered barrel)."""
-        seen, todo, out = set(), [oid], []
-        while todo:
-            cur = todo.pop()
-            if cur in seen:
-                continue
-            seen.add(cur)
-            out.extend(c for c in self.covering(cur) if c not in out)
-            spec = self.objects[cur].spec
-            parent = spec.on or spec.inside
-            if parent and parent in self.objects and self.support_of(cur) == parent:
-                todo.append(parent)
-        return sorted(out)
+        chain, cur = [], oid
+        while cur is not None and cur in self.objects and cur not in chain:
+            chain.append(cur)
+            cur = self.support_of(cur)
+        # a lid resting on its box covers the box, not itself
+        return sorted({c for cur in chain for c in self.covering(cur) if c not in chain})
 
     def support_of(self, oid: str) -> str | None:
         """The object ``oid`` still rests on/in (its declared support, if not moved)."""
@@ -265,6 +259,26 @@ class World:
             if d < best_d:
                 best, best_d = oid, d
         return (best, best_d) if best_d <= max_dist_m else (None, best_d)
+
+    def obstruction(self, a, b, step_m: float = 0.02) -> str | None:
+        """The first object (or "wall") whose solid box, footprint x height, the straight
+        segment from ``a`` to ``b`` (world points, metres) passes through; None if clear.
+        Held objects travel with the robot and do not obstruct."""
+        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        n = max(2, int(math.ceil(np.linalg.norm(b - a) / step_m)) + 1)
+        pts = a + np.linspace(0.0, 1.0, n)[:, None] * (b - a)
+        solids = [
+            (wall_footprint(w), 0.0, w.height, "wall") for w in self.scenario.environment.walls
+        ]
+        solids += [
+            (st.footprint(), st.z, st.top_z, oid) for oid, st in self.objects.items() if not st.held
+        ]
+        first, name = n, None
+        for fp, z0, z1, label in solids:
+            hit = fp.contains(pts[:, :2]) & (pts[:, 2] >= z0) & (pts[:, 2] <= z1)
+            if hit.any() and int(np.argmax(hit)) < first:
+                first, name = int(np.argmax(hit)), label
+        return name
 
     def blocking_footprints(self, exclude: set[str] = frozenset(), max_base_z_m: float = 0.7):
         """Footprints that block the robot: walls and objects standing on the floor."""
