@@ -40,7 +40,8 @@ def examples_dir() -> Path:
 @pytest.fixture(scope="session")
 def _example_cache() -> dict[str, dict]:
     return {
-        f.stem: read_yaml(f.read_text(encoding="utf-8")) for f in sorted(EXAMPLES_DIR.glob("*.yaml"))
+        f.stem: read_yaml(f.read_text(encoding="utf-8"))
+        for f in sorted(EXAMPLES_DIR.glob("*.yaml"))
     }
 
 
