@@ -107,12 +107,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="run policies on scenarios; writes logs and a results table")
     p.add_argument("scenarios", nargs="+", help="scenario ids, paths, or a suite: examples, paper")
-    p.add_argument("--policy", action="append",
-                   help="oracle, clue, clue-no-tsp, nlmaps, map-then-query (repeatable); default clue")
-    p.add_argument("--llm", default="heuristic",
-                   help="heuristic (offline default), openai:MODEL, replay:DIR (cassettes per episode)")
-    p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (or CLUETWIN_LLM_BASE_URL)")
-    p.add_argument("--record", default=None, help="record every LLM call to cassettes in this folder")
+    p.add_argument(
+        "--policy",
+        action="append",
+        help="oracle, clue, clue-no-tsp, nlmaps, map-then-query (repeatable); default clue",
+    )
+    p.add_argument(
+        "--llm",
+        default="heuristic",
+        help="heuristic (offline default), openai:MODEL, replay:DIR (cassettes per episode)",
+    )
+    p.add_argument(
+        "--base-url", default=None, help="OpenAI-compatible endpoint (or CLUETWIN_LLM_BASE_URL)"
+    )
+    p.add_argument(
+        "--record", default=None, help="record every LLM call to cassettes in this folder"
+    )
     p.add_argument("--cache", default=None, help="sqlite response cache file (pay once per prompt)")
     p.add_argument("--out", default="runs/latest", help="output folder (resumes if it exists)")
     p.add_argument("--seed", type=int, default=0)

@@ -23,6 +23,7 @@ from scenarios.schema import Scenario
 
 AgentFactory = Callable[[Scenario, dict], Agent]
 
+
 def _episode_file(folder: str | None, scenario: Scenario, policy: str) -> str | None:
     """Cassettes live one per episode: FOLDER/<scenario>__<policy>.jsonl."""
     if not folder:
@@ -31,30 +32,41 @@ def _episode_file(folder: str | None, scenario: Scenario, policy: str) -> str | 
     return str(path / f"{scenario.id}__{policy}.jsonl") if path.suffix != ".jsonl" else str(path)
 
 
-def _clue(use_tour: bool) -> AgentFactory:
-    policy = "clue" if use_tour else "clue-no-tsp"
+def _llm_for(opts: dict, scenario: Scenario, policy: str):
+    """The LLM backend an LLM policy gets for one episode (cassettes are per episode)."""
+    if opts.get("llm_backend") is not None:
+        return opts["llm_backend"]
+    from agents.clue import build_llm
 
+    spec = opts.get("llm", "heuristic")
+    if spec.startswith("replay:"):
+        spec = "replay:" + _episode_file(spec.removeprefix("replay:"), scenario, policy)
+    return build_llm(
+        spec,
+        base_url=opts.get("base_url"),
+        record=_episode_file(opts.get("record"), scenario, policy),
+        cache=opts.get("cache"),
+    )
+
+
+def _llm_policy(policy: str) -> AgentFactory:
     def make(scenario: Scenario, opts: dict) -> Agent:
-        from agents.clue import CLUEAgent, build_llm, default_encoder
+        from agents.baselines.map_then_query import MapThenQueryAgent
+        from agents.baselines.nlmaps import NLMapsAgent
+        from agents.clue import CLUEAgent, default_encoder
 
-        spec = opts.get("llm", "heuristic")
-        if spec.startswith("replay:"):
-            spec = "replay:" + _episode_file(spec.removeprefix("replay:"), scenario, policy)
-        llm = opts.get("llm_backend") or build_llm(
-            spec,
-            base_url=opts.get("base_url"),
-            record=_episode_file(opts.get("record"), scenario, policy),
-            cache=opts.get("cache"),
-        )
-        return CLUEAgent(llm, opts.get("encoder_factory", default_encoder), use_tour=use_tour)
+        llm = _llm_for(opts, scenario, policy)
+        encoder = opts.get("encoder_factory", default_encoder)
+        if policy in ("clue", "clue-no-tsp"):
+            return CLUEAgent(llm, encoder, use_tour=policy == "clue")
+        return (NLMapsAgent if policy == "nlmaps" else MapThenQueryAgent)(llm, encoder)
 
     return make
 
 
 POLICIES: dict[str, AgentFactory] = {
     "oracle": lambda scenario, opts: OracleAgent(scenario),
-    "clue": _clue(use_tour=True),
-    "clue-no-tsp": _clue(use_tour=False),
+    **{name: _llm_policy(name) for name in ("clue", "clue-no-tsp", "nlmaps", "map-then-query")},
 }
 DEFAULT_POLICY = "clue"
 

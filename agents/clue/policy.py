@@ -63,7 +63,9 @@ class CLUEAgent(Agent):
         finally:
             wm.close()
 
-    def _loop(self, task: str, robot: Robot, budget: int, log: EpisodeLog, wm: WorldModel) -> Answer | None:
+    def _loop(
+        self, task: str, robot: Robot, budget: int, log: EpisodeLog, wm: WorldModel
+    ) -> Answer | None:
         wm.observe()
         system = SYSTEM_PROMPT if self.use_tour else SYSTEM_PROMPT_NO_TOUR
         hypothesis: dict | None = None
@@ -86,38 +88,71 @@ class CLUEAgent(Agent):
             )
             user = render_user_message(ctx)
             request = ChatRequest(
-                messages=(Message.system(system), Message.user(user)), temperature=0.0, purpose="clue.step"
+                messages=(Message.system(system), Message.user(user)),
+                temperature=0.0,
+                purpose="clue.step",
             )
             t0 = time.monotonic()
             try:
                 result = complete_structured(
-                    self.llm, request, StepReply, validator=lambda r: self._validate(r, wm), max_attempts=self.max_attempts
+                    self.llm,
+                    request,
+                    StepReply,
+                    validator=lambda r: self._validate(r, wm),
+                    max_attempts=self.max_attempts,
                 )
             except MalformedReply as exc:
                 self._count(exc.attempts)
-                log.write("step", step=step, prompt=user, ok=False, error=str(exc),
-                          replies=[a.text[:2000] for a in exc.attempts], llm_s=time.monotonic() - t0)
-                history.append(history_line(step, "none", [], "rejected", "no valid action in the reply"))
+                log.write(
+                    "step",
+                    step=step,
+                    prompt=user,
+                    ok=False,
+                    error=str(exc),
+                    replies=[a.text[:2000] for a in exc.attempts],
+                    llm_s=time.monotonic() - t0,
+                )
+                history.append(
+                    history_line(step, "none", [], "rejected", "no valid action in the reply")
+                )
                 new_obs = [f"your reply could not be used: {exc}"]
                 continue
             self._count(result.attempts)
             reply: StepReply = result.value
             hypothesis = reply.hypothesis.model_dump()
             action = reply.action
-            log.write("step", step=step, prompt=user, reply=result.reply.text, action=action.model_dump(),
-                      attempts=len(result.attempts), llm_s=round(time.monotonic() - t0, 4))
+            log.write(
+                "step",
+                step=step,
+                prompt=user,
+                reply=result.reply.text,
+                action=action.model_dump(),
+                attempts=len(result.attempts),
+                llm_s=round(time.monotonic() - t0, 4),
+            )
             if action.name == "answer":
                 entity = action.args.entity
                 point = wm.point(entity) if entity and wm.has(entity) else None
                 self.usage.steps = step
                 self.usage.extra["queries"] = queries
-                log.write("action", step=step, behavior="answer", args=[action.args.text, entity], ok=True)
+                log.write(
+                    "action", step=step, behavior="answer", args=[action.args.text, entity], ok=True
+                )
                 return Answer(action.args.text or "", point, entity)
             t1 = time.monotonic()
             status, text, ops, holding = self._execute(action, wm, robot, holding)
             queries += action.name == "query"
-            log.write("action", step=step, behavior=action.name, args=action.model_dump()["args"], ok=status == "ok",
-                      status=status, observation=text, graph_ops=ops, act_s=round(time.monotonic() - t1, 4))
+            log.write(
+                "action",
+                step=step,
+                behavior=action.name,
+                args=action.model_dump()["args"],
+                ok=status == "ok",
+                status=status,
+                observation=text,
+                graph_ops=ops,
+                act_s=round(time.monotonic() - t1, 4),
+            )
             history.append(history_line(step, action.name, _arg_list(action), status, text))
             new_obs = ops + [f"result of {action.signature()}: {status}: {text}"]
         self.usage.steps = budget
@@ -132,7 +167,10 @@ class CLUEAgent(Agent):
 
     @staticmethod
     def _node_lines(wm: WorldModel) -> list[str]:
-        return [node_line(n, a["kind"], a["xy"], a["description"]) for n, a in sorted(wm.nodes().items())]
+        return [
+            node_line(n, a["kind"], a["xy"], a["description"])
+            for n, a in sorted(wm.nodes().items())
+        ]
 
     # ------------------------------------------------------------------ grounding of actions
     @staticmethod
@@ -150,7 +188,10 @@ class CLUEAgent(Agent):
         for field, kind in checks:
             name = getattr(a.args, field)
             if not wm.has(name):
-                known = ", ".join(sorted(n for n, x in wm.nodes().items() if x["kind"] == kind)) or "none yet"
+                known = (
+                    ", ".join(sorted(n for n, x in wm.nodes().items() if x["kind"] == kind))
+                    or "none yet"
+                )
                 return f"unknown {kind} {name!r} in {a.name}; known {kind} nodes: {known}"
             if not wm.has(name, kind):
                 return f"{a.name} takes a {kind} for '{field}', but {name!r} is not a {kind} node"
@@ -166,7 +207,9 @@ class CLUEAgent(Agent):
                 if not result.candidates:
                     ops += wm.frontiers()
                     return "ok", "no candidates", ops, holding
-                names = [n for n, a in sorted(wm.nodes().items()) if a.get("concept") == args.concept]
+                names = [
+                    n for n, a in sorted(wm.nodes().items()) if a.get("concept") == args.concept
+                ]
                 return "ok", f"{len(names)} candidates: {', '.join(names)}", ops, holding
             if action.name == "goto":
                 robot.goto(wm.viewpoint_pose(args.region))
@@ -175,17 +218,32 @@ class CLUEAgent(Agent):
             if action.name == "inspect":
                 d = wm.distance(args.object)
                 if d > cfg.inspect_range_m:
-                    return "rejected", f"{args.object} is {d:.1f} m away; go near it first", [], holding
+                    return (
+                        "rejected",
+                        f"{args.object} is {d:.1f} m away; go near it first",
+                        [],
+                        holding,
+                    )
                 res = robot.inspect(wm.point(args.object), args.question)
                 base = wm.nodes()[args.object]["description"].split("; inspection:")[0]
                 op = wm.set_description(args.object, f"{base}; inspection: {res.answer[:240]}")
                 return "ok", res.answer, [op] if op else [], holding
             if action.name == "grasp":
                 if holding:
-                    return "rejected", f"the gripper already holds {holding}; place it first", [], holding
+                    return (
+                        "rejected",
+                        f"the gripper already holds {holding}; place it first",
+                        [],
+                        holding,
+                    )
                 d = wm.distance(args.object)
                 if d > cfg.grasp_range_m:
-                    return "rejected", f"{args.object} is {d:.1f} m away; go near it first", [], holding
+                    return (
+                        "rejected",
+                        f"{args.object} is {d:.1f} m away; go near it first",
+                        [],
+                        holding,
+                    )
                 robot.grasp(wm.point(args.object))
                 ops = [op for op in [wm.set_description(args.object, "held by the robot")] if op]
                 _, spot_op = wm.free_spot()
@@ -193,10 +251,20 @@ class CLUEAgent(Agent):
                 return "ok", f"holding {args.object}", ops, args.object
             # place
             if holding != args.object:
-                return "rejected", f"the robot is not holding {args.object} (holding {holding or 'nothing'})", [], holding
+                return (
+                    "rejected",
+                    f"the robot is not holding {args.object} (holding {holding or 'nothing'})",
+                    [],
+                    holding,
+                )
             d = wm.distance(args.region)
             if d > cfg.place_range_m:
-                return "rejected", f"{args.region} is {d:.1f} m away; places must be within {cfg.place_range_m} m", [], holding
+                return (
+                    "rejected",
+                    f"{args.region} is {d:.1f} m away; places must be within {cfg.place_range_m} m",
+                    [],
+                    holding,
+                )
             x, y = wm.xy(args.region)
             robot.place(Point3(x, y, 0.0))
             op = wm.move_node(args.object, (x, y), f"moved by the robot to {args.region}")

@@ -19,6 +19,7 @@ from mapping.encoders import FeatureEncoder
 from mapping.grid import Grid2D, cell_centres, cell_of, reachable_mask
 from mapping.grounding import Grounder, GroundingConfig, GroundingResult
 from mapping.observation_graph import GraphConfig, ObservationGraph, slug
+from mapping.tsp import solve_tour
 from mapping.voxel_map import VoxelMap, VoxelMapConfig
 
 BODY_CAMERAS = ("body", "left", "right", "back")
@@ -93,12 +94,18 @@ class WorldModel:
         centres = cell_centres(base, np.argwhere(np.ones((h, w), bool))).reshape(h, w, 2)
         stood = np.zeros((h, w), bool)
         for x, y in self.stood:
-            stood |= np.hypot(centres[..., 0] - x, centres[..., 1] - y) <= self.config.stood_radius_m
+            stood |= (
+                np.hypot(centres[..., 0] - x, centres[..., 1] - y) <= self.config.stood_radius_m
+            )
         r = self.grounder.traversability.robot_radius_m
         k = int(math.ceil(r / base.resolution_m))
         yy, xx = np.mgrid[-k : k + 1, -k : k + 1]
         disk = (xx * xx + yy * yy) * base.resolution_m**2 <= r * r
-        blocked = ndimage.binary_dilation(base.obstacle, structure=disk) if base.obstacle.any() else base.obstacle
+        blocked = (
+            ndimage.binary_dilation(base.obstacle, structure=disk)
+            if base.obstacle.any()
+            else base.obstacle
+        )
         self._grid = Grid2D(
             origin_xy=base.origin_xy,
             resolution_m=base.resolution_m,
@@ -155,12 +162,68 @@ class WorldModel:
         stem = slug(concept)
         for cand in result.candidates:  # remember heights to aim the arm camera
             for name, a in self.graph.graph.nodes(data=True):
-                if a.get("concept") == concept and np.allclose(a.get("exact_xy", (1e9, 1e9)), cand.xy):
+                if a.get("concept") == concept and np.allclose(
+                    a.get("exact_xy", (1e9, 1e9)), cand.xy
+                ):
                     a["z"] = cand.centroid_m[2] + cand.extent_m[2] / 4
-        self.last_tour = [v.removeprefix("near_") for v in self.graph.graph.graph.get("tours", {}).get(concept, [])]
+        self.last_tour = [
+            v.removeprefix("near_")
+            for v in self.graph.graph.graph.get("tours", {}).get(concept, [])
+        ]
         if not result.candidates:
             ops.append(f"no_candidates(concept={stem})")
         return ops, result
+
+    def node_for(self, concept: str, candidate) -> str:
+        """The graph node a query's candidate became."""
+        for name, a in self.graph.graph.nodes(data=True):
+            if a.get("concept") == concept and np.allclose(
+                a.get("exact_xy", (1e9, 1e9)), candidate.xy
+            ):
+                return name
+        raise KeyError(f"no node for a {concept!r} candidate at {candidate.xy}")
+
+    def add_instances(self, max_extent_m: float = 2.5) -> tuple[list[str], list[str]]:
+        """Object instances from geometry alone (a scene graph's nodes): clusters of
+        occupied voxels between floor and head height, walls and floor excluded.
+        Returns (node names, op lines)."""
+        tcfg = self.grounder.traversability
+        pts = []
+        for block in self.map.blocks():
+            occ = np.flatnonzero(block.occupied())
+            if occ.size:
+                pos = block.positions_m(occ)
+                h = pos[:, 2] - tcfg.floor_z_m
+                pts.append(pos[(h > tcfg.floor_tolerance_m) & (h < 2.0)])
+        positions = np.concatenate(pts) if pts else np.zeros((0, 3))
+        clusters = self.grounder.cluster(positions, np.ones(len(positions), np.float32))
+        clusters = [c for c in clusters if max(c.extent_m[:2]) <= max_extent_m]
+        pose = self.robot.get_pose()
+        views = self.grounder.viewpoints(clusters, pose.xy(), self.grid()) if clusters else []
+        result = GroundingResult(
+            concept="object",
+            robot_xy_m=(pose.x_m, pose.y_m),
+            candidates=tuple(clusters),
+            viewpoints=tuple(views),
+            tour=(),
+            tour_length_m=0.0,
+            kept_voxels=len(positions),
+            text_features=np.zeros((1, 1), np.float32),
+            temperature=1.0,
+        )
+        ops = self.graph.apply(result)
+        for c in clusters:
+            self.graph.graph.nodes[self.node_for("object", c)]["z"] = (
+                c.centroid_m[2] + c.extent_m[2] / 4
+            )
+        return [self.node_for("object", c) for c in clusters], ops
+
+    def tour_over(self, names: list[str]) -> list[str]:
+        """``names`` in a shortest visiting order from the robot (by node position)."""
+        if not names:
+            return []
+        pts = np.array([self.xy(n) for n in names])
+        return [names[k] for k in solve_tour(self.robot.get_pose().xy(), pts).order]
 
     def viewpoint_pose(self, region: str) -> Pose2D:
         """Base pose at a region node, facing the object it views (if any)."""
@@ -175,17 +238,27 @@ class WorldModel:
         """A free floor region within reach for putting something down (op line)."""
         grid = self.grid()
         pose = self.robot.get_pose()
-        objects = np.array([self.xy(n) for n, a in self.nodes().items() if a["kind"] == "object"]).reshape(-1, 2)
+        objects = np.array(
+            [self.xy(n) for n, a in self.nodes().items() if a["kind"] == "object"]
+        ).reshape(-1, 2)
         r = self.config.free_spot_distance_m
         for k in range(16):
             a = pose.yaw_rad + math.pi / 2 + (1 if k % 2 else -1) * (k // 2) * 2 * math.pi / 16
             x, y = pose.x_m + r * math.cos(a), pose.y_m + r * math.sin(a)
             i, j = (int(v) for v in cell_of(grid, np.array([x, y])))
-            if not (0 <= i < grid.free.shape[0] and 0 <= j < grid.free.shape[1]) or not grid.free[i, j]:
+            if (
+                not (0 <= i < grid.free.shape[0] and 0 <= j < grid.free.shape[1])
+                or not grid.free[i, j]
+            ):
                 continue
-            if objects.size and np.min(np.hypot(*(objects - [x, y]).T)) < self.config.free_spot_clearance_m:
+            if (
+                objects.size
+                and np.min(np.hypot(*(objects - [x, y]).T)) < self.config.free_spot_clearance_m
+            ):
                 continue
-            return self._new_region("free_spot", (x, y), "free floor within arm's reach for putting things down")
+            return self._new_region(
+                "free_spot", (x, y), "free floor within arm's reach for putting things down"
+            )
         return None, ""
 
     def frontiers(self) -> list[str]:
@@ -210,6 +283,8 @@ class WorldModel:
         for _, xy in sorted(found)[: self.config.max_frontiers]:
             if any(math.hypot(xy[0] - ex, xy[1] - ey) < 1.0 for ex, ey in existing):
                 continue
-            _, line = self._new_region("frontier", xy, "edge of the mapped area; unexplored space beyond")
+            _, line = self._new_region(
+                "frontier", xy, "edge of the mapped area; unexplored space beyond"
+            )
             ops.append(line)
         return ops

@@ -1,0 +1,1 @@
+"""The papers' baselines, acting through the same robot interface and action space."""
