@@ -15,7 +15,7 @@ Cross-field rules checked here (each error names the path inside the file):
 from __future__ import annotations
 
 import math
-from enum import Enum
+from enum import StrEnum
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -57,14 +57,14 @@ NAMED_COLOURS: dict[str, tuple[float, float, float]] = {
 }
 
 
-class TaskType(str, Enum):
+class TaskType(StrEnum):
     disambiguation = "disambiguation"
     functional = "functional"
     occlusion = "occlusion"
     retrieval = "retrieval"
 
 
-class ObjectKind(str, Enum):
+class ObjectKind(StrEnum):
     barrel = "barrel"
     tarp = "tarp"
     cart = "cart"
@@ -86,7 +86,7 @@ class ObjectKind(str, Enum):
     misc = "misc"
 
 
-class Shape(str, Enum):
+class Shape(StrEnum):
     box = "box"
     cylinder = "cylinder"  # size = (diameter, diameter, height)
     sphere = "sphere"  # size = (diameter, diameter, diameter)
