@@ -159,19 +159,15 @@ class WorldModel:
         pose = self.robot.get_pose()
         result = self.grounder.query(concept, pose.xy(), self.grid())
         ops = self.graph.apply(result)
-        stem = slug(concept)
         for cand in result.candidates:  # remember heights to aim the arm camera
-            for name, a in self.graph.graph.nodes(data=True):
-                if a.get("concept") == concept and np.allclose(
-                    a.get("exact_xy", (1e9, 1e9)), cand.xy
-                ):
-                    a["z"] = cand.centroid_m[2] + cand.extent_m[2] / 4
+            node = self.graph.graph.nodes[self.node_for(concept, cand)]
+            node["z"] = cand.centroid_m[2] + cand.extent_m[2] / 4
         self.last_tour = [
             v.removeprefix("near_")
             for v in self.graph.graph.graph.get("tours", {}).get(concept, [])
         ]
         if not result.candidates:
-            ops.append(f"no_candidates(concept={stem})")
+            ops.append(f"no_candidates(concept={slug(concept)})")
         return ops, result
 
     def node_for(self, concept: str, candidate) -> str:
