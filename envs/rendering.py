@@ -6,8 +6,9 @@ optical frame (+z forward, +x right, +y down) in the world frame, metres.
 Renderers: the EGL plugin (OpenGL on Mesa llvmpipe here, about 1.5x faster) is used
 when it loads; it must be loaded before any body exists, otherwise frames come back
 blank. TinyRenderer is the fallback. The two sample pixels differently (EGL at pixel
-centres, Tiny at ``(i + 1) / W``), so the intrinsics depend on the renderer and are
-exact for both (checked against ``rayTestBatch`` in the tests).
+centres, Tiny at column ``i`` and row ``j + 1``), so the intrinsics depend on the
+renderer and are exact for both (checked against ``rayTestBatch`` in
+``tests/envs/test_geometry_nav.py``).
 """
 
 from __future__ import annotations
@@ -42,15 +43,16 @@ class CameraSpec:
 
     def intrinsics(self, renderer: str) -> CameraIntrinsics:
         fy = (self.height_px / 2.0) / math.tan(math.radians(self.vfov_deg) / 2.0)
-        # Tiny samples pixel i at (i + 1) / W in NDC, i.e. continuous coordinate i + 1;
-        # shifting the principal point by half a pixel makes i + 0.5 hit the same ray.
+        # Tiny samples column i at continuous coordinate i (x_ndc = i / W * 2 - 1) and row j
+        # at j + 1 (y_ndc = 1 - (j + 1) / H * 2); shifting the principal point by half a
+        # pixel makes the pixel centre (i + 0.5, j + 0.5) hit the same ray.
         shift = 0.5 if renderer == TINY else 0.0
         return CameraIntrinsics(
             width_px=self.width_px,
             height_px=self.height_px,
             fx_px=fy,
             fy_px=fy,
-            cx_px=self.width_px / 2.0 - shift,
+            cx_px=self.width_px / 2.0 + shift,
             cy_px=self.height_px / 2.0 - shift,
         )
 
