@@ -404,7 +404,11 @@ class SpotWorldEnv(gym.Env):
             )
         shoulder = (x, y, ROBOT_HEIGHT_M)
         eye = hand_camera_pose(x, y, np.asarray(target, float), self.arm)[:3, 3]
-        blocker = self.world.obstruction(shoulder, eye)
+        # nor stop it so close to a surface that the near clip plane cuts through it
+        # (2 x near covers the near plane's corners for fields of view below 90 deg)
+        blocker = self.world.obstruction(shoulder, eye) or self.world.obstruction(
+            eye, eye, margin_m=2 * self.hand_spec.near_m
+        )
         if blocker is not None:
             return self._fail(
                 "inspect",

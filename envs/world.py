@@ -260,10 +260,11 @@ class World:
                 best, best_d = oid, d
         return (best, best_d) if best_d <= max_dist_m else (None, best_d)
 
-    def obstruction(self, a, b, step_m: float = 0.02) -> str | None:
-        """The first object (or "wall") whose solid box, footprint x height, the straight
-        segment from ``a`` to ``b`` (world points, metres) passes through; None if clear.
-        Held objects travel with the robot and do not obstruct."""
+    def obstruction(self, a, b, margin_m: float = 0.0, step_m: float = 0.02) -> str | None:
+        """The first object (or "wall") whose solid box, footprint x height grown by
+        ``margin_m``, the straight segment from ``a`` to ``b`` (world points, metres)
+        passes through; None if clear. Held objects travel with the robot and do not
+        obstruct."""
         a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
         n = max(2, int(math.ceil(np.linalg.norm(b - a) / step_m)) + 1)
         pts = a + np.linspace(0.0, 1.0, n)[:, None] * (b - a)
@@ -275,7 +276,11 @@ class World:
         ]
         first, name = n, None
         for fp, z0, z1, label in solids:
-            hit = fp.contains(pts[:, :2]) & (pts[:, 2] >= z0) & (pts[:, 2] <= z1)
+            hit = (
+                fp.contains(pts[:, :2], margin_m)
+                & (pts[:, 2] >= z0 - margin_m)
+                & (pts[:, 2] <= z1 + margin_m)
+            )
             if hit.any() and int(np.argmax(hit)) < first:
                 first, name = int(np.argmax(hit)), label
         return name
