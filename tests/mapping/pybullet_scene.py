@@ -1,9 +1,16 @@
 """Raw pybullet scenes and a TinyRenderer camera for the mapping tests.
 
 Independent of ``envs/`` on purpose: these tests check the map against pybullet itself
-(``getCameraImage`` + ``rayTestBatch``). TinyRenderer samples pixel ``i`` at
-``x_ndc = (i + 1) / W * 2 - 1``, so with the frame contract's pixel centres at
-``i + 0.5`` the principal point is ``(W / 2 - 0.5, H / 2 - 0.5)``.
+(``getCameraImage`` + ``rayTestBatch``).
+
+TinyRenderer's pixel convention, measured against ``rayTestBatch`` (see
+``test_backprojection_agrees_with_pybullet_ray_tests``): column ``i`` is sampled at
+``x_ndc = i / W * 2 - 1`` and row ``j`` at ``y_ndc = 1 - (j + 1) / H * 2``, the lower-left
+corner of the pixel in OpenGL window coordinates. With the frame contract's pixel
+centres at ``(u + 0.5, v + 0.5)`` the principal point is therefore
+``(W / 2 + 0.5, H / 2 - 0.5)``. (``(W / 2 - 0.5, ...)``, i.e. ``(i + 1) / W`` in x, is
+one pixel off: depth stays exact on surfaces whose depth does not vary along image
+rows, such as a level floor, but walls come out centimetres off at 160 px.)
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ class Camera:
             self.height_px,
             f,
             f,
-            self.width_px / 2.0 - 0.5,
+            self.width_px / 2.0 + 0.5,
             self.height_px / 2.0 - 0.5,
         )
 
