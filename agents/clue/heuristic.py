@@ -1,0 +1,1035 @@
+"""The offline heuristic responder: the CLUE policy's default "LLM", no model needed.
+
+:class:`HeuristicResponder` is an :class:`~agents.llm.base.LLMBackend` that answers a
+CLUE step request the way a careful model would, from the request's message text
+alone: the task, the budget, the robot line, the observation graph, the action history
+(see :mod:`agents.clue.prompt` for the layout). It never sees the scenario, the
+simulator or any ground truth, keeps no state between calls, and is deterministic: the
+same messages give the same reply, byte for byte. Tokens are the base class estimate.
+
+Decision procedure (one action per call; every rule is generic, none names a scenario):
+
+1. Read the task into an :class:`~agents.clue.lexicon.Intent` with the common-sense
+   lexicon: the goal kind (a named noun, or a kind inferred from a purpose: transport ->
+   cart), the map concepts to try (precise -> broad), and what an inspection must show
+   (hazard labels, a laptop-sized surface, a brand, a colour ...).
+2. Replay the action history: which candidates were inspected and what the VLM said,
+   which coverings were taken off, which concepts were queried, which regions reached.
+   Each inspected candidate is judged: the wrong kind of thing or counter-evidence rules
+   it out; all requirements seen confirms it; a covering (tarp, sheet ...) means remove
+   it and look again; otherwise it stays an unconfirmed hypothesis.
+3. Propose actions in priority order: answer a confirmed candidate; put down what the
+   gripper holds; for the next open candidate (the one in hand first, then the suggested
+   tour, then nearest) walk near and inspect, or query / approach / grasp / place its
+   covering; answer a candidate that fails only a wish ("ideally ..."); broaden the map
+   query; explore a frontier; answer the best remaining hypothesis. With one action left,
+   answer at once.
+4. Skip proposals that name entities missing from the graph, that repeat an action
+   rejected or failed since the robot last changed anything, or that the repair loop's
+   feedback refused; take the first left.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents.clue.lexicon import (
+    CARRIER_WORDS,
+    CARRIERS,
+    EMPTY_VIEW,
+    OCCLUDERS,
+    READ_MARKERS,
+    WEAK_OCCLUDERS,
+    Intent,
+    Requirement,
+    concept_of,
+    contains_any,
+    find_nouns,
+    norm_words,
+    normalise_text,
+    parse_task,
+    scan_cues,
+    words,
+)
+from agents.clue.prompt import HISTORY_RE, NODE_RE, split_sections
+from agents.llm.base import ChatReply, ChatRequest, LLMBackend, Message, timed_reply
+from agents.llm.structured import extract_json_objects
+
+INSPECT_RANGE_M = 2.5  # inspect without walking when this close (the VLM needs 3 m or less)
+VLM_RANGE_M = 3.0  # an inspection farther than this is refused
+GRASP_RANGE_M = 1.3  # walk to the covering first when farther than this (arm reach ~1.3 m)
+PLACE_RANGE_M = 1.5  # regions this close may take what the gripper holds
+OCCLUDER_MATCH_M = 1.5  # a covering node this close to a candidate is taken to cover it
+DUPLICATE_M = 0.75  # candidates of different queries this close are the same thing
+REGION_OF_M = 3.0  # a region this close to an object can serve as its viewpoint
+MAX_REMOVALS = 2  # coverings taken off one candidate before judging it as it is
+MAX_OCCLUDER_QUERIES = 2  # covering concepts asked for per candidate
+MAX_FAILURES = 2  # an action rejected or failed this often is not proposed again
+WEAK_UNCOVER_MIN_LEFT = 6  # lids are tried only with this many actions left
+ANSWER_EARLY_LEFT = 3  # with this few actions left, answer rather than explore
+SNIPPET_CHARS = 160
+MAX_TEXT = 400
+
+STRONG_OCCLUSION = (
+    "covered", "covering", "cover", "draped", "drape", "hidden", "hiding", "hide", "obscured",
+    "obscuring", "occluded", "wrapped", "concealed", "concealing", "tarp", "tarpaulin",
+    "underneath", "beneath",
+)  # fmt: skip
+WEAK_OCCLUSION = ("lid", "closed", "sealed", "capped", "shut")
+_NEARBY_RE = re.compile(
+    r"^\s*(nearby|next to (it|that|this)|beside it|behind it|in the background|further away|"
+    r"around it|to the (left|right))\b|\balso see\b",
+    re.I,
+)
+_SEEN_RE = re.compile(r"\bI (?:can )?see (?:an? |the |some )?([^:;.]+)", re.I)
+
+# --------------------------------------------------------------------------- the prompt
+
+
+@dataclass(frozen=True)
+class Node:
+    """One node line of the observation graph."""
+
+    name: str
+    kind: str  # "object" | "region"
+    x_m: float
+    y_m: float
+    description: str
+
+    @property
+    def xy(self) -> tuple[float, float]:
+        return (self.x_m, self.y_m)
+
+    def dist(self, xy: Sequence[float]) -> float:
+        return math.hypot(self.x_m - xy[0], self.y_m - xy[1])
+
+    @property
+    def concept(self) -> str:
+        """The map concept that produced an object node, normalised ('barrel')."""
+        d = self.description
+        m = re.search(r"candidate for '([^']+)'", d) or re.match(r"\s*possible (.+?) \(", d)
+        raw = m.group(1) if m else re.sub(r"_\d+$", "", self.name).replace("_", " ")
+        return " ".join(norm_words(raw))
+
+    @property
+    def inspection(self) -> str | None:
+        """The last VLM answer the description carries, if any."""
+        _, sep, rest = self.description.partition("inspection: ")
+        return rest.strip() if sep else None
+
+    @property
+    def moved(self) -> bool:
+        d = self.description.lower()
+        return "held by" in d or "moved " in d or "moved to" in d
+
+
+@dataclass(frozen=True)
+class Event:
+    """One line of the action history."""
+
+    step: int
+    action: str
+    args: tuple[str, ...]
+    status: str  # ok | rejected | failed
+    text: str
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        return action_key(self.action, self.args)
+
+
+@dataclass(frozen=True)
+class View:
+    """Everything the step's user message shows."""
+
+    task: str
+    step: int
+    budget: int
+    left: int  # actions left including this one
+    robot_xy: tuple[float, float]
+    holding: str | None
+    nodes: dict[str, Node]
+    tour: tuple[str, ...] | None
+    history: tuple[Event, ...]
+    previous: dict | None
+
+    def objects(self) -> list[Node]:
+        return [n for n in self.nodes.values() if n.kind == "object"]
+
+    def regions(self) -> list[Node]:
+        return [n for n in self.nodes.values() if n.kind == "region"]
+
+    def has(self, name: str | None, kind: str) -> bool:
+        return bool(name) and name in self.nodes and self.nodes[name].kind == kind
+
+
+def split_args(raw: str) -> tuple[str, ...]:
+    """Arguments of a history action, quoted (``'...'``) or bare, ``key=`` prefixes dropped."""
+    args: list[str] = []
+    i, n = 0, len(raw)
+    while i < n:
+        while i < n and raw[i] == " ":
+            i += 1
+        if i >= n:
+            break
+        value: str
+        if raw[i] in "'\"":
+            m = re.compile(re.escape(raw[i]) + r"\s*(,|$)").search(raw, i + 1)
+            if m:
+                value, i = raw[i + 1 : m.start()], m.end()
+                args.append(value)
+                continue
+        j = raw.find(",", i)
+        value, i = (raw[i:], n) if j < 0 else (raw[i:j], j + 1)
+        value = re.sub(r"^[a-z_]+\s*=\s*", "", value.strip()).strip("'\" ")
+        args.append(value)
+    return tuple(args)
+
+
+def action_key(name: str, args: Sequence[str]) -> tuple[str, ...]:
+    """What makes two actions "the same": the action and its entities (not its wording)."""
+    a = list(args) + ["", ""]
+    if name == "query":
+        return ("query", " ".join(norm_words(a[0])))
+    if name == "place":
+        return ("place", a[0], a[1])
+    if name == "answer":
+        return ("answer", a[1] if len(args) > 1 else "")
+    return (name, a[0])
+
+
+def parse_view(text: str) -> View:
+    """Read a step's user message (the layout of :func:`agents.clue.prompt.render_user_message`)."""
+    s = split_sections(text)
+    budget_m = re.search(r"step (\d+) of (\d+);\s*(\d+) actions? left", s.get("Budget", ""))
+    step, budget, left = (int(g) for g in budget_m.groups()) if budget_m else (1, 1, 1)
+    robot_m = re.search(
+        r"position \[(-?[\d.]+),\s*(-?[\d.]+)\];\s*holding (.+)", s.get("Robot", "")
+    )
+    robot_xy, holding = (0.0, 0.0), None
+    if robot_m:
+        robot_xy = (float(robot_m.group(1)), float(robot_m.group(2)))
+        held = robot_m.group(3).strip()
+        holding = None if held in ("nothing", "") else held
+    nodes: dict[str, Node] = {}
+    tour: tuple[str, ...] | None = None
+    for line in s.get("Observation graph", "").splitlines():
+        m = NODE_RE.match(line.strip())
+        if m:
+            nodes[m["name"]] = Node(
+                m["name"], m["kind"], float(m["x"]), float(m["y"]), m["description"] or ""
+            )
+            continue
+        t = re.match(r"^Suggested visiting order[^:]*:\s*(.*)$", line.strip())
+        if t:
+            tour = tuple(x.strip() for x in t.group(1).split(",") if x.strip())
+    history = []
+    for line in s.get("Action history", "").splitlines():
+        m = HISTORY_RE.match(line.strip())
+        if m:
+            history.append(
+                Event(int(m["step"]), m["action"], split_args(m["args"]), m["status"], m["text"])
+            )
+    previous = None
+    prev_text = s.get("Previous hypothesis state", "")
+    objs = extract_json_objects(prev_text, limit=1) if prev_text.startswith("{") else []
+    if objs:
+        previous = objs[0]
+    return View(
+        task=s.get("Task", "").strip(),
+        step=step,
+        budget=budget,
+        left=left,
+        robot_xy=robot_xy,
+        holding=holding,
+        nodes=nodes,
+        tour=tour,
+        history=tuple(history),
+        previous=previous,
+    )
+
+
+# --------------------------------------------------------------------------- judging answers
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What one inspection answer says about a candidate, given the intent.
+
+    ``status``: confirmed, partial (only a wish failed), inconclusive, occluded,
+    nothing (the view showed no object), ruled_out. ``settled`` is the status when
+    coverings are ignored (used once enough coverings were taken off).
+    """
+
+    status: str
+    settled: str
+    identity: str  # match | related | other | unknown | nothing
+    seen: str  # what the VLM saw at the target, in its words
+    reason: str
+    evidence: str
+    occluder: str | None
+    weak: bool
+    score: int
+
+
+def split_answer(answer: str) -> tuple[str, str, str]:
+    """(primary, evidence, whole): the sentences about the target itself; those plus any
+    sentence about nearby labels, signs or logos (which may be on the target); all of it."""
+    text = " ".join(normalise_text(answer).split())
+    sentences = [x for x in re.split(r"(?<=[.!?])\s+", text) if x.strip()]
+    primary = [x for x in sentences if not _NEARBY_RE.search(x)]
+    carriers = [x for x in sentences if _NEARBY_RE.search(x) and contains_any(x, CARRIER_WORDS)]
+    main = " ".join(primary) if primary else text
+    return main, " ".join([main, *carriers]), text
+
+
+def _seen(primary: str) -> str:
+    m = _SEEN_RE.search(primary)
+    phrase = m.group(1) if m else (re.split(r"[:;.]", primary)[0] if primary else "")
+    return " ".join(phrase.split())[:80]
+
+
+def identity_of(primary: str, whole: str, intent: Intent) -> tuple[str, str]:
+    """Whether the VLM's target is the goal kind: (match|related|other|unknown|nothing, noun)."""
+
+    def classify(text: str) -> tuple[list[str], list[str], list[str]]:
+        match, related, other = [], [], []
+        for h in find_nouns(norm_words(text)):
+            if h.concept in intent.kinds or h.phrase in intent.identity:
+                match.append(h.phrase)
+            elif h.phrase in intent.related:
+                related.append(h.phrase)
+            elif h.concept not in OCCLUDERS and h.concept not in CARRIERS:
+                other.append(h.phrase)
+        return match, related, other
+
+    match, related, other = classify(primary)
+    if match:
+        return "match", match[0]
+    if not other:
+        whole_match, _, _ = classify(whole)
+        if whole_match:
+            return "match", whole_match[0]
+    if other:
+        return "other", other[0]
+    if related:
+        return "related", related[0]
+    if contains_any(whole, EMPTY_VIEW):
+        return "nothing", ""
+    return "unknown", ""
+
+
+def _cue_set(cues: Sequence[str]) -> set[str]:
+    return {" ".join(norm_words(c)) for c in cues}
+
+
+def evaluate(req: Requirement, primary: str, evidence: str) -> tuple[int, str]:
+    """+1 (seen), 0 (not known), -1 (denied: 'no raised surface'), -2 (counter-evidence
+    such as another brand or 'water'); with the clause that says so."""
+    if req.kind == "evidence":
+        pos, neg = _cue_set(req.positive), _cue_set(req.counter)
+        hits = scan_cues(evidence, [*req.positive, *req.counter])
+        denied = [h for h in hits if h.cue in pos and h.negated]
+        support = [h for h in hits if (h.cue in pos) != h.negated]
+        against = [h for h in hits if h.cue in neg and not h.negated]
+        if denied:
+            return -1, denied[0].clause
+        if len(support) > len(against):
+            return 1, support[0].clause
+        if against:
+            return -2, against[0].clause
+        return 0, ""
+    if req.kind == "brand":
+        squash = re.sub(r"[^a-z0-9]", "", req.name.lower())
+        for clause in re.split(r"[.;:]", evidence):
+            if squash and squash in re.sub(r"[^a-z0-9]", "", clause.lower()):
+                return 1, clause.strip()
+        other = [h for h in scan_cues(evidence, req.counter) if not h.negated]
+        if other:
+            return -2, other[0].clause
+        names = _proper_names(primary)
+        if names:
+            return -2, f"it shows the name {names[0]}"
+        return 0, ""
+    if req.kind == "colour":
+        pos_set = _cue_set(req.positive)
+        hits = [h for h in scan_cues(primary, [*req.positive, *req.counter]) if not h.negated]
+        yes = [h for h in hits if h.cue in pos_set]
+        if yes:
+            return 1, yes[0].clause
+        if hits:
+            return -2, hits[0].clause
+        return 0, ""
+    # text written on it, or a thing / material on or in it
+    hits = scan_cues(evidence, req.positive)
+    yes = [h for h in hits if not h.negated]
+    if req.kind == "text":
+        toks = set(words(evidence))
+        if all(w in toks for w in req.positive):
+            return 1, yes[0].clause if yes else ""
+    elif yes:
+        return 1, yes[0].clause
+    if any(h.negated for h in hits):
+        return -1, next(h.clause for h in hits if h.negated)
+    if contains_any(evidence, READ_MARKERS):
+        return -2, next(
+            (c.strip() for c in re.split(r"[.;]", evidence) if contains_any(c, READ_MARKERS)), ""
+        )
+    return 0, ""
+
+
+def _proper_names(text: str) -> list[str]:
+    """Mid-sentence capitalised words the lexicon does not know (brand or maker names)."""
+    out = []
+    for sentence in re.split(r"(?<=[.!?:;])\s+", normalise_text(text)):
+        toks = re.findall(r"[A-Za-z][A-Za-z0-9'&-]*", sentence)
+        for t in toks[1:]:
+            if t[0].isupper() and not t.isupper() and t != "I" and not concept_of(t.lower()):
+                out.append(t)
+    return out
+
+
+def _sentence_with(text: str, clause: str) -> str:
+    """The sentence of ``text`` that contains ``clause``, without 'At the target I see'."""
+    for sentence in re.split(r"(?<=[.!?])\s+", text):
+        if clause and clause in sentence:
+            return re.sub(r"^(At the target|Nearby)? ?I (also )?see ", "", sentence.strip())
+    return clause
+
+
+def judge(answer: str, intent: Intent) -> Judgement:
+    """Judge one inspection answer against the intent (see :class:`Judgement`)."""
+    primary, evidence, whole = split_answer(answer)
+    seen = _seen(primary)
+    identity, noun = identity_of(primary, whole, intent)
+    occl = [h for h in scan_cues(primary, STRONG_OCCLUSION) if not h.negated]
+    strong = bool(occl) and not any(k in OCCLUDERS for k in intent.kinds)
+    weak = any(not h.negated for h in scan_cues(primary, WEAK_OCCLUSION))
+    occluder = None
+    for h in find_nouns(norm_words(primary)):
+        if h.concept in OCCLUDERS and h.concept not in intent.kinds:
+            if h.concept not in WEAK_OCCLUDERS or not strong:
+                occluder = h.concept
+                break
+    if strong and occluder in WEAK_OCCLUDERS:
+        occluder = None
+    verdicts = [(r, *evaluate(r, primary, evidence)) for r in intent.requirements]
+    score = sum(1 for _, v, _ in verdicts if v > 0)
+
+    if identity == "other":
+        reason = f"it is a {noun}, not a {intent.head}" if noun else "it is something else"
+        return Judgement("ruled_out", "ruled_out", identity, seen, reason, seen, None, False, 0)
+    if identity == "nothing":
+        reason = "the view showed no object there"
+        return Judgement("nothing", "nothing", identity, seen, reason, "", None, False, 0)
+
+    hard_fail = [(r, v, c) for r, v, c in verdicts if v < 0 and not r.soft]
+    soft_fail = [(r, v, c) for r, v, c in verdicts if v < 0 and r.soft]
+    passed = all(v > 0 or (v == 0 and r.implied) for r, v, _ in verdicts)
+    explicit = identity == "match" or score > 0
+    support = _sentence_with(evidence, next((c for _, v, c in verdicts if v > 0 and c), ""))
+    support = support or _sentence_with(primary, primary.split(".")[0]) or seen
+    if hard_fail:
+        r, v, clause = hard_fail[0]
+        ev = _sentence_with(evidence, clause)
+        settled, reason = "ruled_out", f"it is not {r.label}: '{_clip(ev, SNIPPET_CHARS)}'"
+    elif passed and explicit:
+        settled, reason, ev = "confirmed", f"it is {seen}", support
+    elif soft_fail and all(v > 0 or r.implied for r, v, _ in verdicts if not r.soft):
+        r, _, clause = soft_fail[0]
+        ev = _sentence_with(evidence, clause)
+        settled, reason = "partial", f"it fits but lacks the wish '{r.label}'"
+    else:
+        missing = [r.label for r, v, _ in verdicts if v == 0 and not r.implied]
+        if identity != "match":
+            missing.insert(0, f"that it is a {intent.head}")
+        reason = "not yet seen: " + ", ".join(missing) if missing else "unclear"
+        settled, ev = "inconclusive", ""
+    status = settled
+    # a covering may hide what would settle it; counter-evidence seen despite it stands
+    if strong and settled != "confirmed" and not (settled == "ruled_out" and hard_fail[0][1] == -2):
+        status = "occluded"
+        reason = f"something covers it ({occl[0].clause})"
+    return Judgement(status, settled, identity, seen, reason, ev, occluder, weak, score)
+
+
+# --------------------------------------------------------------------------- proposals
+
+
+@dataclass(frozen=True)
+class Proposal:
+    name: str
+    args: dict[str, str]
+    reasoning: str
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        a = self.args
+        if self.name == "place":
+            return action_key("place", [a["object"], a["region"]])
+        if self.name == "answer":
+            return ("answer", a.get("entity", ""))
+        main = a.get("region") or a.get("object") or a.get("concept") or ""
+        return action_key(self.name, [main])
+
+    def entities(self) -> list[str]:
+        return [v for k, v in self.args.items() if k in ("region", "object", "entity")]
+
+    def valid(self, view: View) -> bool:
+        a = self.args
+        if self.name == "goto":
+            return view.has(a.get("region"), "region")
+        if self.name in ("inspect", "grasp"):
+            return view.has(a.get("object"), "object")
+        if self.name == "place":
+            return view.has(a.get("object"), "object") and view.has(a.get("region"), "region")
+        if self.name == "answer":
+            return "entity" not in a or view.has(a["entity"], "object")
+        return bool(a.get("concept"))
+
+
+@dataclass
+class Cand:
+    """A candidate for the goal and what the history says about it."""
+
+    node: Node
+    answer: str | None = None
+    inspected_at: int = -1
+    uncovered: bool = False  # a covering was taken off since the last inspection
+    removals: int = 0
+    occluder_queries: list[str] = field(default_factory=list)
+    blocked: str | None = None  # why the last inspect was refused, if it was
+    judgement: Judgement | None = None
+    status: str = "open"
+    duplicate_of: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+
+RANK = {
+    "confirmed": 0,
+    "partial": 1,
+    "inconclusive": 2,
+    "occluded": 3,
+    "open": 4,
+    "nothing": 5,
+}
+
+
+class Situation:
+    """The prompt, the intent and the replayed history: everything a decision needs."""
+
+    def __init__(self, view: View, intent: Intent):
+        self.view = view
+        self.intent = intent
+        self.queries_norm = [" ".join(norm_words(q)) for q in intent.queries]
+        self.cands: dict[str, Cand] = {}
+        self.occluders: list[Node] = []
+        for n in view.objects():
+            c = n.concept
+            canon = concept_of(c)
+            if c in self.queries_norm or (canon in intent.kinds and canon not in OCCLUDERS):
+                self.cands[n.name] = Cand(n)
+            elif canon in OCCLUDERS:
+                self.occluders.append(n)
+        self.at_region: str | None = None
+        self.visited: list[str] = []
+        self.placed: set[str] = set()
+        self.grasped: set[str] = set()
+        self.focus: str | None = None
+        self.queries_since_explore: list[str] = []
+        self.found_any = False
+        self.excluded: set[tuple[str, ...]] = set()
+        self._replay()
+        self._judge_all()
+
+    # ------------------------------------------------------------------ history
+    def _replay(self) -> None:
+        failures: dict[tuple[str, ...], int] = {}
+        recent: set[tuple[str, ...]] = set()
+        frontier_names = {n.name for n in self.view.regions() if _is_frontier(n)}
+        for i, e in enumerate(self.view.history):
+            first = e.args[0] if e.args else ""
+            if not e.ok:
+                failures[e.key] = failures.get(e.key, 0) + 1
+                recent.add(e.key)
+            if e.action == "inspect" and first in self.cands:
+                c = self.cands[first]
+                self.focus = first
+                if e.ok:
+                    c.answer, c.inspected_at, c.uncovered = e.text, i, False
+                    c.occluder_queries, c.blocked = [], None
+                else:
+                    c.blocked = e.text
+            elif e.action == "grasp" and e.ok:
+                self.grasped.add(first)
+                recent.clear()
+                if self.focus in self.cands:
+                    self.cands[self.focus].removals += 1
+                    self.cands[self.focus].uncovered = True
+            elif e.action == "place" and e.ok:
+                self.placed.add(first)
+                recent.clear()
+            elif e.action == "query":
+                q = " ".join(norm_words(first))
+                if concept_of(q) in OCCLUDERS and self.focus in self.cands:
+                    self.cands[self.focus].occluder_queries.append(q)
+                else:
+                    self.queries_since_explore.append(q)
+                if e.ok and not re.search(r"\bno candidates?\b|^0 candidates", e.text):
+                    self.found_any = True
+            elif e.action == "goto":
+                if e.ok:
+                    self.at_region = first
+                    self.visited.append(first)
+                    recent.clear()
+                    if first in frontier_names or first.startswith("frontier"):
+                        self.queries_since_explore = []
+                else:
+                    self.at_region = None
+        self.excluded = recent | {k for k, n in failures.items() if n >= MAX_FAILURES}
+        # two walks in a row: do not walk back and forth between the same regions
+        tail = self.view.history[-2:]
+        if len(tail) == 2 and all(e.action == "goto" and e.ok for e in tail):
+            self.excluded |= {e.key for e in tail}
+
+    def _judge_all(self) -> None:
+        for c in self.cands.values():
+            if (
+                c.answer is None
+                and c.node.inspection
+                and not any(
+                    e.action == "inspect" and e.args[:1] == (c.name,) for e in self.view.history
+                )
+            ):
+                c.answer = c.node.inspection  # the history no longer shows it
+            if c.answer is None:
+                blocked_by_cover = c.blocked and contains_any(c.blocked, STRONG_OCCLUSION)
+                c.status = "occluded" if blocked_by_cover else "open"
+                if blocked_by_cover:
+                    noun = next(
+                        (
+                            h.concept
+                            for h in find_nouns(norm_words(c.blocked or ""))
+                            if h.concept in OCCLUDERS
+                        ),
+                        None,
+                    )
+                    c.judgement = Judgement(
+                        "occluded",
+                        "inconclusive",
+                        "unknown",
+                        "",
+                        "something covers it",
+                        "",
+                        noun,
+                        False,
+                        0,
+                    )
+                continue
+            j = judge(c.answer, self.intent)
+            c.judgement = j
+            if c.uncovered:
+                c.status = "open"
+            elif j.status == "occluded" and c.removals >= MAX_REMOVALS:
+                c.status = j.settled
+            else:
+                c.status = j.status
+        inspected = [c for c in self.cands.values() if c.judgement is not None]
+        for c in self.cands.values():
+            if c.answer is None and c.status == "open":
+                twin = next(
+                    (d for d in inspected if d is not c and d.node.dist(c.node.xy) <= DUPLICATE_M),
+                    None,
+                )
+                if twin is not None:
+                    c.status, c.duplicate_of = "duplicate", twin.name
+
+    # ------------------------------------------------------------------ geometry helpers
+    def robot_dist(self, node: Node) -> float:
+        return node.dist(self.view.robot_xy)
+
+    def region_for(self, obj: Node) -> list[str]:
+        """Regions from which ``obj`` can be reached or viewed, the dedicated one first."""
+        out = []
+        near = f"near_{obj.name}"
+        if self.view.has(near, "region"):
+            out.append(near)
+        pat = re.compile(rf"\b{re.escape(obj.name)}\b")
+        for r in self.view.regions():
+            if r.name not in out and pat.search(r.description) and not _is_frontier(r):
+                out.append(r.name)
+        others = sorted(
+            (r.dist(obj.xy), r.name)
+            for r in self.view.regions()
+            if r.name not in out and not _is_frontier(r) and r.dist(obj.xy) <= REGION_OF_M
+        )
+        out.extend(name for _, name in others[:2])
+        return out
+
+    def is_near(self, obj: Node, limit_m: float, *also: Node) -> bool:
+        """Within ``limit_m`` of ``obj``, or standing at a viewpoint of it (or of ``also``):
+        walking there again would not bring the robot any closer."""
+        if self.robot_dist(obj) <= limit_m:
+            return True
+        views = {f"near_{n.name}" for n in (obj, *also)}
+        return self.at_region is not None and self.at_region in views
+
+    def ordered(self) -> list[Cand]:
+        """Candidates in visiting order: the one in hand, the tour, then nearest first
+        (graph order when the prompt gives no tour)."""
+        cands = list(self.cands.values())
+        order: list[Cand] = []
+        if self.focus in self.cands:
+            order.append(self.cands[self.focus])
+        for name in self.view.tour or ():
+            if name in self.cands and self.cands[name] not in order:
+                order.append(self.cands[name])
+        rest = [c for c in cands if c not in order]
+        if self.view.tour is not None:
+            rest.sort(key=lambda c: (round(self.robot_dist(c.node), 3), c.name))
+        return order + rest
+
+    def best(self) -> Cand | None:
+        live = [c for c in self.ordered() if c.status in RANK]
+        if not live:
+            return None
+        return min(
+            live,
+            key=lambda c: (
+                RANK[c.status],
+                -(c.judgement.score if c.judgement else 0),
+                0 if c.judgement and c.judgement.identity == "match" else 1,
+                round(self.robot_dist(c.node), 3),
+                c.name,
+            ),
+        )
+
+    # ------------------------------------------------------------------ proposals
+    def proposals(self) -> Iterator[Proposal]:
+        v = self.view
+        confirmed = [c for c in self.ordered() if c.status == "confirmed"]
+        if v.left <= 1:
+            yield self.answer_best(final=True)
+        for c in confirmed:
+            yield self.answer(c)
+        if v.holding:
+            yield from self.put_down(v.holding)
+        for c in self.ordered():
+            if c.status == "open":
+                yield from self.approach_and_inspect(c)
+            elif c.status == "occluded" and c.removals < MAX_REMOVALS:
+                yield from self.uncover(c, weak=False)
+        best = self.best()
+        if best is not None and best.status == "partial":
+            yield self.answer(best)
+        if v.left >= WEAK_UNCOVER_MIN_LEFT:
+            for c in self.ordered():
+                j = c.judgement
+                if c.status == "inconclusive" and j and j.weak and c.removals < MAX_REMOVALS:
+                    yield from self.uncover(c, weak=True)
+        if best is not None and v.left <= ANSWER_EARLY_LEFT:
+            yield self.answer_best()
+        for q in self.intent.queries:
+            if " ".join(norm_words(q)) not in self.queries_since_explore:
+                yield Proposal(
+                    "query",
+                    {"concept": q},
+                    self._why_query(q),
+                )
+        for f in sorted(
+            (r for r in v.regions() if _is_frontier(r) and r.name not in self.visited),
+            key=lambda r: (round(self.robot_dist(r), 3), r.name),
+        ):
+            yield Proposal(
+                "goto",
+                {"region": f.name},
+                f"The map shows no unexamined {self.intent.head}; exploring {f.name} may "
+                "reveal more of the area before querying again.",
+            )
+        if best is None and not self.found_any:
+            for r in sorted(
+                (r for r in v.regions() if r.name not in self.visited and not _is_frontier(r)),
+                key=lambda r: (-round(self.robot_dist(r), 3), r.name),
+            ):
+                yield Proposal(
+                    "goto",
+                    {"region": r.name},
+                    f"Nothing matching has been found; moving to {r.name} lets the cameras "
+                    "map more of the area.",
+                )
+        yield self.answer_best()
+        yield self.answer_none()
+        for q in self.intent.queries:
+            yield Proposal("query", {"concept": q}, self._why_query(q))
+
+    def _why_query(self, q: str) -> str:
+        if not self.queries_since_explore:
+            return (
+                f"The goal is {self.intent.goal_text()}; nothing is grounded yet, so ask the "
+                f"map for '{q}' candidates."
+            )
+        return f"No remaining candidate satisfies the goal yet; broaden the map query to '{q}'."
+
+    def approach_and_inspect(self, c: Cand) -> Iterator[Proposal]:
+        inspect = Proposal(
+            "inspect",
+            {"object": c.name, "question": self.intent.question()[:MAX_TEXT]},
+            f"{c.name} is a map candidate for {self.intent.head} but the map may be wrong; "
+            "inspecting it settles what it is"
+            + (" now that its covering is off." if c.uncovered else "."),
+        )
+        if self.is_near(c.node, INSPECT_RANGE_M):
+            yield inspect
+        for r in self.region_for(c.node):
+            if r != self.at_region:
+                yield Proposal(
+                    "goto",
+                    {"region": r},
+                    f"{c.name} is {self.robot_dist(c.node):.1f} m away; walk to {r} to inspect "
+                    "it from close by.",
+                )
+        if self.robot_dist(c.node) <= VLM_RANGE_M:
+            yield inspect
+
+    def uncover(self, c: Cand, *, weak: bool) -> Iterator[Proposal]:
+        j = c.judgement
+        want = (j.occluder if j else None) or ("lid" if weak else None)
+        kinds = WEAK_OCCLUDERS if weak else tuple(o for o in OCCLUDERS if o not in WEAK_OCCLUDERS)
+        near = sorted(
+            (o.dist(c.node.xy), 0 if concept_of(o.concept) == want else 1, o.name, o)
+            for o in self.occluders
+            if concept_of(o.concept) in kinds
+            and o.name not in self.placed
+            and o.name not in self.grasped
+            and not o.moved
+            and o.dist(c.node.xy) <= OCCLUDER_MATCH_M
+        )
+        near.sort(key=lambda t: (t[1], round(t[0], 3), t[2]))
+        if not near:
+            order = [want] if want else []
+            order += [k for k in kinds if k != want]
+            if len(c.occluder_queries) < MAX_OCCLUDER_QUERIES:
+                for k in order:
+                    if k and k not in c.occluder_queries:
+                        yield Proposal(
+                            "query",
+                            {"concept": k},
+                            f"{c.name} seems covered ({j.reason if j else 'covered'}); find "
+                            f"the {k} on it so it can be moved aside.",
+                        )
+                        return
+            return
+        for _, _, _, o in near:
+            grasp = Proposal(
+                "grasp",
+                {"object": o.name},
+                f"{o.name} covers {c.name} and hides what would settle it; pick it up to "
+                "uncover it.",
+            )
+            if self.is_near(o, GRASP_RANGE_M, c.node):
+                yield grasp
+            for r in [*self.region_for(o), *self.region_for(c.node)]:
+                if r != self.at_region:
+                    yield Proposal(
+                        "goto",
+                        {"region": r},
+                        f"{o.name} covers {c.name} and is {self.robot_dist(o):.1f} m away; walk "
+                        f"to {r} to reach it.",
+                    )
+            yield grasp
+
+    def put_down(self, held: str) -> Iterator[Proposal]:
+        v = self.view
+        spots = sorted(
+            (r for r in v.regions() if _is_free_spot(r)),
+            key=lambda r: (round(self.robot_dist(r), 3), r.name),
+        )
+        others = sorted(
+            (
+                r
+                for r in v.regions()
+                if not _is_free_spot(r)
+                and not _is_frontier(r)
+                and self.robot_dist(r) <= PLACE_RANGE_M
+            ),
+            key=lambda r: (round(self.robot_dist(r), 3), r.name),
+        )
+        for r in [*spots, *others]:
+            yield Proposal(
+                "place",
+                {"object": held, "region": r.name},
+                f"The gripper holds {held}; put it down at {r.name}, out of the way, and "
+                "look again at what it covered.",
+            )
+
+    def answer(self, c: Cand, *, final: bool = False) -> Proposal:
+        j = c.judgement
+        goal = self.intent.goal_text()
+        if c.status == "confirmed" and j is not None:
+            ev = _clip(j.evidence or j.seen, SNIPPET_CHARS).rstrip(". ")
+            text = f"{c.name} is {goal}: inspection saw '{ev}'."
+            why = f"Inspection confirmed {c.name} ({j.reason})."
+        elif c.status == "partial" and j is not None:
+            ev = _clip(j.evidence, SNIPPET_CHARS).rstrip(". ")
+            text = (
+                f"{c.name} ({_clip(j.seen, 80)}) is the best match for {goal}; it serves the "
+                f"purpose, though not every wish holds: '{ev}'."
+            )
+            why = f"No candidate meets every wish; {c.name} meets the essential part."
+        else:
+            state = j.reason if j else "not inspected"
+            text = (
+                f"Best guess, unconfirmed: {c.name} may be {goal} ({_clip(state, SNIPPET_CHARS)})."
+            )
+            why = (
+                "The action budget is spent; answering with the most plausible remaining "
+                "hypothesis."
+                if final
+                else f"Nothing better is left to try; {c.name} is the most plausible hypothesis."
+            )
+        return Proposal("answer", {"text": _clip(text, MAX_TEXT), "entity": c.name}, why)
+
+    def answer_best(self, *, final: bool = False) -> Proposal:
+        best = self.best()
+        if best is None:
+            return self.answer_none()
+        return self.answer(best, final=final)
+
+    def answer_none(self) -> Proposal:
+        return Proposal(
+            "answer",
+            {"text": _clip(f"I could not find {self.intent.goal_text()}.", MAX_TEXT)},
+            "No candidate remains plausible and nothing is left to try.",
+        )
+
+    # ------------------------------------------------------------------ hypothesis
+    def hypothesis(self, chosen: Proposal) -> dict[str, Any]:
+        confirmed = [c.name for c in self.ordered() if c.status == "confirmed"]
+        live = [c.name for c in self.ordered() if c.status in RANK and c.status != "confirmed"]
+        ruled = [c.name for c in self.ordered() if c.status == "ruled_out"]
+        regions = list(dict.fromkeys(self.visited))[-4:]
+        unc: list[str] = []
+        if not self.cands:
+            unc.append(f"no {self.intent.head} candidates grounded in the map yet")
+        for c in self.ordered():
+            j = c.judgement
+            if c.status == "open":
+                unc.append(f"whether {c.name} is {self.intent.goal_text()} (not inspected)")
+            elif c.status == "occluded":
+                unc.append(f"{c.name}: {j.reason if j else 'covered'}")
+            elif c.status in ("inconclusive", "partial") and j is not None:
+                unc.append(f"{c.name}: {j.reason}")
+            if len(unc) >= 4:
+                break
+        if self.cands and not confirmed:
+            unc.append("map candidates may be false positives until inspected")
+        return {
+            "goal": _clip(self.intent.goal_text(), MAX_TEXT),
+            "confirmed": {"objects": confirmed, "regions": regions},
+            "hypothesized": {"entities": live, "ruled_out": ruled},
+            "uncertainties": [_clip(u, 200) for u in unc[:5]],
+        }
+
+
+def _is_frontier(node: Node) -> bool:
+    return node.name.startswith("frontier") or "unexplored" in node.description.lower()
+
+
+def _is_free_spot(node: Node) -> bool:
+    d = node.description.lower()
+    return node.name.startswith("free_spot") or "putting things down" in d
+
+
+def _clip(text: str, cap: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= cap else text[: cap - 3].rstrip() + "..."
+
+
+# --------------------------------------------------------------------------- the responder
+
+
+def _original_index(messages: Sequence[Message]) -> int | None:
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].role == "user" and "## Task" in messages[i].text():
+            return i
+    return None
+
+
+def _refused(messages: Sequence[Message], start: int) -> tuple[set[tuple[str, ...]], set[str]]:
+    """Actions of replies the repair loop sent back, and entities its feedback called unknown."""
+    keys: set[tuple[str, ...]] = set()
+    unknown: set[str] = set()
+    for m in messages[start + 1 :]:
+        text = m.text()
+        if m.role == "assistant":
+            for obj in extract_json_objects(text, limit=2):
+                action = obj.get("action") if isinstance(obj, dict) else None
+                if not isinstance(action, dict) or not isinstance(action.get("name"), str):
+                    continue
+                args = action.get("args") if isinstance(action.get("args"), dict) else {}
+                p = Proposal(
+                    action["name"], {k: str(v) for k, v in args.items() if v is not None}, ""
+                )
+                keys.add(p.key)
+        elif m.role == "user":
+            unknown.update(re.findall(r"unknown (?:\w+ )?'([A-Za-z][\w]*)'", text))
+            unknown.update(re.findall(r"'([A-Za-z][\w]*)' is (?:not in|ruled out)", text))
+    return keys, unknown
+
+
+def respond(messages: Sequence[Message]) -> str:
+    """The reply text (one JSON :class:`~agents.clue.schema.StepReply`) for a CLUE request."""
+    idx = _original_index(messages)
+    text = messages[idx].text() if idx is not None else ""
+    view = parse_view(text)
+    situation = Situation(view, parse_task(view.task))
+    refused, unknown = _refused(messages, idx) if idx is not None else (set(), set())
+    chosen: Proposal | None = None
+    first_valid: Proposal | None = None
+    for p in situation.proposals():
+        if not p.valid(view):
+            continue
+        first_valid = first_valid or p
+        if p.key in refused or p.key in situation.excluded or set(p.entities()) & unknown:
+            continue
+        chosen = p
+        break
+    if chosen is None:
+        chosen = first_valid or situation.answer_none()
+    reply = {
+        "hypothesis": situation.hypothesis(chosen),
+        "reasoning": _clip(chosen.reasoning, 600),
+        "action": {"name": chosen.name, "args": dict(chosen.args)},
+    }
+    return json.dumps(reply, ensure_ascii=False)
+
+
+class HeuristicResponder(LLMBackend):
+    """The offline default LLM of the CLUE policy (see the module docstring).
+
+    Reads only the request's messages; deterministic; tokens are estimated by the base
+    class (``tokens_source == "estimate"``).
+    """
+
+    def __init__(self, model: str = "heuristic") -> None:
+        self.model = model
+
+    def _complete(self, request: ChatRequest) -> ChatReply:
+        started = time.perf_counter()
+        return timed_reply(respond(request.messages), request, started)
+
+    def __repr__(self) -> str:
+        return f"HeuristicResponder(model={self.model!r})"
