@@ -62,7 +62,9 @@ from agents.llm.base import ChatReply, ChatRequest, LLMBackend, Message, timed_r
 from agents.llm.structured import extract_json_objects
 
 INSPECT_RANGE_M = 2.5  # inspect without walking when this close (the VLM needs 3 m or less)
+SAME_SPOT_M = 0.3  # a region this close to the robot is where it stands already
 VLM_RANGE_M = 3.0  # an inspection farther than this is refused
+VIEWPOINT_GAIN_M = 0.5  # walk toward a viewpoint-less candidate only if this much closer
 GRASP_RANGE_M = 1.3  # walk to the covering first when farther than this (arm reach ~1.3 m)
 PLACE_RANGE_M = 1.5  # regions this close may take what the gripper holds
 OCCLUDER_MATCH_M = 1.5  # a covering node this close to a candidate is taken to cover it
@@ -552,6 +554,9 @@ class Situation:
         self.queries_since_explore: list[str] = []
         self.found_any = False
         self.excluded: set[tuple[str, ...]] = set()
+        self.given_up: set[tuple[str, ...]] = set()  # failed too often: not even walked for
+        self.last_move = -1  # history index of the last successful goto
+        self.last_query: dict[str, int] = {}  # concept -> history index of its last query
         self._replay()
         self._judge_all()
 
@@ -565,6 +570,8 @@ class Situation:
             if not e.ok:
                 failures[e.key] = failures.get(e.key, 0) + 1
                 recent.add(e.key)
+                if not _moving_helps(e.text):
+                    self.given_up.add(e.key)  # walking will not change "covered", "no path"
             if e.action == "inspect" and first in self.cands:
                 c = self.cands[first]
                 self.focus = first
@@ -584,6 +591,7 @@ class Situation:
                 recent.clear()
             elif e.action == "query":
                 q = " ".join(norm_words(first))
+                self.last_query[q] = i
                 if concept_of(q) in OCCLUDERS and self.focus in self.cands:
                     self.cands[self.focus].occluder_queries.append(q)
                 else:
@@ -594,12 +602,14 @@ class Situation:
                 if e.ok:
                     self.at_region = first
                     self.visited.append(first)
+                    self.last_move = i
                     recent.clear()
                     if first in frontier_names or first.startswith("frontier"):
                         self.queries_since_explore = []
                 else:
                     self.at_region = None
-        self.excluded = recent | {k for k, n in failures.items() if n >= MAX_FAILURES}
+        self.given_up |= {k for k, n in failures.items() if n >= MAX_FAILURES}
+        self.excluded = recent | self.given_up
         # two walks in a row: do not walk back and forth between the same regions
         tail = self.view.history[-2:]
         if len(tail) == 2 and all(e.action == "goto" and e.ok for e in tail):
@@ -719,6 +729,16 @@ class Situation:
 
     # ------------------------------------------------------------------ proposals
     def proposals(self) -> Iterator[Proposal]:
+        for p in self._proposals():
+            if p.name == "goto" and self._standing_at(p.args["region"]):
+                continue
+            yield p
+
+    def _standing_at(self, region: str) -> bool:
+        node = self.view.nodes.get(region)
+        return node is not None and self.robot_dist(node) <= SAME_SPOT_M
+
+    def _proposals(self) -> Iterator[Proposal]:
         v = self.view
         confirmed = [c for c in self.ordered() if c.status == "confirmed"]
         if v.left <= 1:
@@ -733,8 +753,6 @@ class Situation:
             elif c.status == "occluded" and c.removals < MAX_REMOVALS:
                 yield from self.uncover(c, weak=False)
         best = self.best()
-        if best is not None and best.status == "partial":
-            yield self.answer(best)
         if v.left >= WEAK_UNCOVER_MIN_LEFT:
             for c in self.ordered():
                 j = c.judgement
@@ -749,6 +767,8 @@ class Situation:
                     {"concept": q},
                     self._why_query(q),
                 )
+        if best is not None and best.status == "partial":
+            yield self.answer(best)  # it serves the purpose; only a wish is unmet
         for f in sorted(
             (r for r in v.regions() if _is_frontier(r) and r.name not in self.visited),
             key=lambda r: (round(self.robot_dist(r), 3), r.name),
@@ -784,6 +804,8 @@ class Situation:
         return f"No remaining candidate satisfies the goal yet; broaden the map query to '{q}'."
 
     def approach_and_inspect(self, c: Cand) -> Iterator[Proposal]:
+        if ("inspect", c.name) in self.given_up:
+            return
         inspect = Proposal(
             "inspect",
             {"object": c.name, "question": self.intent.question()[:MAX_TEXT]},
@@ -803,6 +825,35 @@ class Situation:
                 )
         if self.robot_dist(c.node) <= VLM_RANGE_M:
             yield inspect
+        elif not self.region_for(c.node):
+            yield from self.get_a_viewpoint(c)
+
+    def get_a_viewpoint(self, c: Cand) -> Iterator[Proposal]:
+        """A far candidate the map offers no viewpoint for: ground its concept again from
+        where the robot now stands, or walk to the known region that brings it closest."""
+        concept = c.node.concept
+        if self.last_query.get(concept, -1) < self.last_move:
+            yield Proposal(
+                "query",
+                {"concept": concept},
+                f"{c.name} had no reachable viewpoint; from the robot's new position the map "
+                f"may offer one, so ground '{concept}' again.",
+            )
+        now = self.robot_dist(c.node)
+        closer = sorted(
+            (r.dist(c.node.xy), r.name)
+            for r in self.view.regions()
+            if r.name != self.at_region
+            and r.name not in self.visited
+            and r.dist(c.node.xy) <= now - VIEWPOINT_GAIN_M
+        )
+        for _, name in closer[:2]:
+            yield Proposal(
+                "goto",
+                {"region": name},
+                f"{c.name} is {now:.1f} m away with no viewpoint yet; {name} is closer to it, "
+                "and the map will grow on the way.",
+            )
 
     def uncover(self, c: Cand, *, weak: bool) -> Iterator[Proposal]:
         j = c.judgement
@@ -839,6 +890,8 @@ class Situation:
                 f"{o.name} covers {c.name} and hides what would settle it; pick it up to "
                 "uncover it.",
             )
+            if grasp.key in self.given_up:
+                continue
             if self.is_near(o, GRASP_RANGE_M, c.node):
                 yield grasp
             for r in [*self.region_for(o), *self.region_for(c.node)]:
@@ -942,6 +995,14 @@ class Situation:
             "hypothesized": {"entities": live, "ruled_out": ruled},
             "uncertainties": [_clip(u, 200) for u in unc[:5]],
         }
+
+
+_DISTANCE_WORDS = ("away", "reach", "far", "near", "closer", "within", "range", "holds", "holding")
+
+
+def _moving_helps(failure: str) -> bool:
+    """Whether a rejection is about distance (or a full gripper), which acting can fix."""
+    return contains_any(failure, _DISTANCE_WORDS)
 
 
 def _is_frontier(node: Node) -> bool:

@@ -73,15 +73,7 @@ OBJECTS: dict[str, tuple[str, ...]] = {
     "stool": ("stool", "step stool", "bar stool"),
     "sofa": ("sofa", "couch", "settee"),
     "bed": ("bed", "cot"),
-    "shelf": (
-        "shelf",
-        "shelving",
-        "bookshelf",
-        "bookcase",
-        "rack",
-        "storage rack",
-        "shelving unit",
-    ),
+    "shelf": _w("shelf, shelving, bookshelf, bookcase, rack, storage rack, shelving unit"),
     "cabinet": ("cabinet", "cupboard", "filing cabinet", "locker", "wardrobe", "closet"),
     "drawer": ("drawer",),
     "counter": ("counter", "countertop"),
@@ -290,7 +282,8 @@ EVIDENCE: dict[str, EvidenceClass] = {
             "irritant, harmful, skull, hazmat, lethal, deadly"
         ),
         counter=_w(
-            "water, empty, safe, harmless, food, drinking, rinsing, inert, edible, potable, sand"
+            "water, empty, safe, harmless, food, drinking, rinsing, inert, edible, potable, sand, "
+            "paper, trash, rubbish, garbage, recycling"
         ),
         question="What does any label or sign on it say about its contents or hazards?",
         claim="with hazardous contents",
@@ -397,15 +390,9 @@ FUNCTIONS: tuple[Function, ...] = (
     ),
     Function(
         "water",
-        (
-            "water the plant",
-            "water the plants",
-            "water my plant",
-            "water my plants",
-            "water plants",
-            "watering",
-            "water the flowers",
-            "water the garden",
+        _w(
+            "water the plant, water the plants, water my plant, water my plants, water plants, "
+            "watering, water the flowers, water the garden"
         ),
         ("watering can", "bucket", "hose"),
         "to water plants",
@@ -419,14 +406,9 @@ FUNCTIONS: tuple[Function, ...] = (
     Function(
         "work",
         _forms("write", "study")
-        + (
-            "work on",
-            "work at",
-            "use my laptop",
-            "set up my laptop",
-            "put my laptop",
-            "place to work",
-            "somewhere to work",
+        + _w(
+            "work on, work at, use my laptop, set up my laptop, put my laptop, place to work, "
+            "somewhere to work"
         ),
         ("desk", "table", "workbench"),
         "to work at",

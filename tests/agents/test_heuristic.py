@@ -129,7 +129,7 @@ class ScriptedWorld:
             )
             if name is None:
                 name = self._name(stem)
-                desc = f"possible {concept} (confidence 0.6{len(names)}, 40 voxels, about 0.6 x 0.6 x 0.9 m)"
+                desc = f"possible {concept} (confidence 0.6{len(names)}, 40 voxels, 0.6 x 0.9 m)"
                 self.nodes[name] = {
                     "kind": "object",
                     "xy": t.xy,
@@ -199,7 +199,7 @@ class ScriptedWorld:
             else:
                 seen = self._thing_at(node["xy"])
                 if not seen:
-                    text = "I cannot make out any object at the target; the view shows only floor or walls."
+                    text = "I cannot make out any object at the target; only floor or walls."
                 else:
                     text = seen[0].look
                     extra = [t for t in self.things if t is not seen[0] and t.key in self.moved]
@@ -220,6 +220,9 @@ class ScriptedWorld:
                 )
             elif d > 1.7:
                 status, text = "rejected", f"{args.object} is {d:.1f} m away; go near it first"
+            elif seen and seen[0].covers and not seen[0].graspable:
+                status = "failed"
+                text = "TargetOccluded: the object is covered by something; remove that first"
             elif not seen or not seen[0].graspable:
                 status, text = "failed", "NothingThere: nothing graspable at the target"
             else:
@@ -519,6 +522,21 @@ def test_budget_end_answers_the_best_unconfirmed_hypothesis() -> None:
     assert entity in w.nodes and w.nodes[entity]["kind"] == "object"
     assert "unconfirmed" in text.lower()
     assert entity not in w.entity_of("bin")
+
+
+def test_a_covering_that_cannot_be_lifted_is_given_up_without_looping() -> None:
+    w = barrel_world("Locate the barrel with the hazardous content.")
+    for t in w.things:
+        t.graspable = False
+    w.run()
+    assert w.answer is not None and w.answer[1] is not None
+    assert "unconfirmed" in w.answer[0].lower()
+    calls = [h.split(" -> ")[0].split(". ", 1)[1] for h in w.history]
+    grasps = [c for c in calls if c.startswith("grasp(")]
+    assert len(grasps) == len(set(grasps))  # a grasp that failed for cover is not retried
+    walks = [c for c in calls if c.startswith("goto(")]
+    assert all(a != b for a, b in zip(walks, walks[1:], strict=False))
+    assert w.answer[1] not in w.entity_of("bin")
 
 
 def test_nothing_found_anywhere_ends_with_an_honest_answer() -> None:
