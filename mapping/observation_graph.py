@@ -56,6 +56,7 @@ class ObservationGraph:
     def __init__(self, config: GraphConfig | None = None) -> None:
         self.config = config or GraphConfig()
         self.graph = nx.Graph()
+        self.last_names: tuple[str, ...] = ()  # node of each candidate of the last applied result
         self._next_index: dict[str, int] = {}
 
     # ------------------------------------------------------------------ rendering
@@ -178,6 +179,7 @@ class ObservationGraph:
             )
             for n in stale:
                 ops += self.remove(n)
+        self.last_names = tuple(names)
         tour = [f"near_{names[k]}" for k in result.tour]
         self.graph.graph.setdefault("tours", {})[concept] = tour
         if tour:
