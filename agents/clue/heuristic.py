@@ -21,9 +21,9 @@ Decision procedure (one action per call; every rule is generic, none names a sce
 3. Propose actions in priority order: answer a confirmed candidate; put down what the
    gripper holds; for the next open candidate (the one in hand first, then the suggested
    tour, then nearest) walk near and inspect, or query / approach / grasp / place its
-   covering; answer a candidate that fails only a wish ("ideally ..."); broaden the map
-   query; explore a frontier; answer the best remaining hypothesis. With one action left,
-   answer at once.
+   covering; broaden the map query; answer a candidate that fails only a wish
+   ("ideally ..."); explore a frontier; answer the best remaining hypothesis. With one
+   action left, answer at once.
 4. Skip proposals that name entities missing from the graph, that repeat an action
    rejected or failed since the robot last changed anything, or that the repair loop's
    feedback refused; take the first left.
@@ -75,8 +75,8 @@ MAX_OCCLUDER_QUERIES = 2  # covering concepts asked for per candidate
 MAX_FAILURES = 2  # an action rejected or failed this often is not proposed again
 WEAK_UNCOVER_MIN_LEFT = 6  # lids are tried only with this many actions left
 ANSWER_EARLY_LEFT = 3  # with this few actions left, answer rather than explore
-SNIPPET_CHARS = 160
-MAX_TEXT = 400
+SNIPPET_CHARS = 160  # longest quote of an inspection answer in reasons and answers
+MAX_TEXT = 400  # schema limit of goal, question and answer texts
 
 STRONG_OCCLUSION = (
     "covered", "covering", "cover", "draped", "drape", "hidden", "hiding", "hide", "obscured",
@@ -163,7 +163,6 @@ class View:
     nodes: dict[str, Node]
     tour: tuple[str, ...] | None
     history: tuple[Event, ...]
-    previous: dict | None
 
     def objects(self) -> list[Node]:
         return [n for n in self.nodes.values() if n.kind == "object"]
@@ -242,11 +241,6 @@ def parse_view(text: str) -> View:
             history.append(
                 Event(int(m["step"]), m["action"], split_args(m["args"]), m["status"], m["text"])
             )
-    previous = None
-    prev_text = s.get("Previous hypothesis state", "")
-    objs = extract_json_objects(prev_text, limit=1) if prev_text.startswith("{") else []
-    if objs:
-        previous = objs[0]
     return View(
         task=s.get("Task", "").strip(),
         step=step,
@@ -257,7 +251,6 @@ def parse_view(text: str) -> View:
         nodes=nodes,
         tour=tour,
         history=tuple(history),
-        previous=previous,
     )
 
 
@@ -423,8 +416,6 @@ def judge(answer: str, intent: Intent) -> Judgement:
             if h.concept not in WEAK_OCCLUDERS or not strong:
                 occluder = h.concept
                 break
-    if strong and occluder in WEAK_OCCLUDERS:
-        occluder = None
     verdicts = [(r, *evaluate(r, primary, evidence)) for r in intent.requirements]
     score = sum(1 for _, v, _ in verdicts if v > 0)
 
@@ -506,7 +497,6 @@ class Cand:
 
     node: Node
     answer: str | None = None
-    inspected_at: int = -1
     uncovered: bool = False  # a covering was taken off since the last inspection
     removals: int = 0
     occluder_queries: list[str] = field(default_factory=list)
@@ -576,7 +566,7 @@ class Situation:
                 c = self.cands[first]
                 self.focus = first
                 if e.ok:
-                    c.answer, c.inspected_at, c.uncovered = e.text, i, False
+                    c.answer, c.uncovered = e.text, False
                     c.occluder_queries, c.blocked = [], None
                 else:
                     c.blocked = e.text
@@ -592,7 +582,8 @@ class Situation:
             elif e.action == "query":
                 q = " ".join(norm_words(first))
                 self.last_query[q] = i
-                if concept_of(q) in OCCLUDERS and self.focus in self.cands:
+                covering = concept_of(q) in OCCLUDERS and concept_of(q) not in self.intent.kinds
+                if covering and self.focus in self.cands:
                     self.cands[self.focus].occluder_queries.append(q)
                 else:
                     self.queries_since_explore.append(q)
@@ -860,15 +851,21 @@ class Situation:
         want = (j.occluder if j else None) or ("lid" if weak else None)
         kinds = WEAK_OCCLUDERS if weak else tuple(o for o in OCCLUDERS if o not in WEAK_OCCLUDERS)
         near = sorted(
-            (o.dist(c.node.xy), 0 if concept_of(o.concept) == want else 1, o.name, o)
-            for o in self.occluders
-            if concept_of(o.concept) in kinds
-            and o.name not in self.placed
-            and o.name not in self.grasped
-            and not o.moved
-            and o.dist(c.node.xy) <= OCCLUDER_MATCH_M
+            (
+                o
+                for o in self.occluders
+                if concept_of(o.concept) in kinds
+                and o.name not in self.placed
+                and o.name not in self.grasped
+                and not o.moved
+                and o.dist(c.node.xy) <= OCCLUDER_MATCH_M
+            ),
+            key=lambda o: (
+                concept_of(o.concept) != want,
+                round(o.dist(c.node.xy), 3),
+                o.name,
+            ),
         )
-        near.sort(key=lambda t: (t[1], round(t[0], 3), t[2]))
         if not near:
             order = [want] if want else []
             order += [k for k in kinds if k != want]
@@ -883,7 +880,7 @@ class Situation:
                         )
                         return
             return
-        for _, _, _, o in near:
+        for o in near:
             grasp = Proposal(
                 "grasp",
                 {"object": o.name},
@@ -930,7 +927,7 @@ class Situation:
 
     def answer(self, c: Cand, *, final: bool = False) -> Proposal:
         j = c.judgement
-        goal = self.intent.goal_text()
+        goal = self.intent.goal_text(short=True)
         if c.status == "confirmed" and j is not None:
             ev = _clip(j.evidence or j.seen, SNIPPET_CHARS).rstrip(". ")
             text = f"{c.name} is {goal}: inspection saw '{ev}'."
@@ -972,7 +969,12 @@ class Situation:
     def hypothesis(self, chosen: Proposal) -> dict[str, Any]:
         confirmed = [c.name for c in self.ordered() if c.status == "confirmed"]
         live = [c.name for c in self.ordered() if c.status in RANK and c.status != "confirmed"]
-        ruled = [c.name for c in self.ordered() if c.status == "ruled_out"]
+        ruled = [
+            c.name
+            for c in self.ordered()
+            if c.status == "ruled_out"
+            or (c.duplicate_of and self.cands[c.duplicate_of].status == "ruled_out")
+        ]
         regions = list(dict.fromkeys(self.visited))[-4:]
         unc: list[str] = []
         if not self.cands:
@@ -997,7 +999,9 @@ class Situation:
         }
 
 
-_DISTANCE_WORDS = ("away", "reach", "far", "near", "closer", "within", "range", "holds", "holding")
+_DISTANCE_WORDS = (
+    "away", "reach", "far", "near", "closer", "within", "range", "in the way", "holds", "holding",
+)  # fmt: skip
 
 
 def _moving_helps(failure: str) -> bool:

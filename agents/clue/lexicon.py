@@ -690,13 +690,16 @@ class Intent:
     def hard(self) -> tuple[Requirement, ...]:
         return tuple(r for r in self.requirements if not r.soft)
 
-    def goal_text(self) -> str:
-        """The goal in words, e.g. 'the barrel with hazardous contents'."""
+    def goal_text(self, *, short: bool = False) -> str:
+        """The goal in words, e.g. 'the barrel with hazardous contents'; ``short`` leaves
+        out the kinds a purpose suggests."""
         labels = [r.label for r in self.requirements if not r.implied]
         pre = [r.label for r in self.requirements if r.kind in ("brand", "colour")]
         post = [lab for lab in labels if lab not in pre]
         noun = " ".join([*pre, self.head])
-        if self.function:
+        if self.function and short:
+            core = f"something {self.purpose}"
+        elif self.function:
             alts = ", ".join(q for q in self.queries[:4] if q != self.head)
             core = f"something {self.purpose} (a {self.head} or similar: {alts})"
         else:

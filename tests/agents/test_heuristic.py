@@ -803,6 +803,49 @@ def test_judge_brand_answers() -> None:
     assert judge("I see a grey duffel bag.", intent).status == "ruled_out"
 
 
+def test_a_goal_that_is_itself_a_covering() -> None:
+    things = [
+        Thing(
+            "green", ("tarp",), (3.0, 4.0), "At the target I see a green tarp folded on the floor."
+        ),
+        Thing(
+            "blue", ("tarp",), (6.0, 2.0), "At the target I see a blue tarp folded on the floor."
+        ),
+    ]
+    w = ScriptedWorld("Bring me the blue tarp.", things).run()
+    assert _answered(w, "blue"), w.history
+    assert "grasp" not in w.actions
+
+
+def test_reads_both_node_description_formats() -> None:
+    text = render_user_message(
+        StepContext(
+            task="Find the wheeled cart.",
+            step=2,
+            budget=9,
+            robot_xy=(0.0, 0.0),
+            holding=None,
+            nodes=[
+                node_line(
+                    "wheeled_cart_1",
+                    "object",
+                    (2.0, 1.0),
+                    "candidate for 'wheeled cart' from the language-embedded map (confidence 0.71)",
+                ),
+                node_line(
+                    "cart_2", "object", (4.0, 1.0), "possible cart (confidence 0.52, 9 voxels)"
+                ),
+                node_line("trolley_1", "object", (5.0, 1.0), "held by the robot"),
+            ],
+            tour=None,
+            new_observations=[],
+        )
+    )
+    view = parse_view(text)
+    assert [n.concept for n in view.objects()] == ["wheeled cart", "cart", "trolley"]
+    assert view.left == 8 and view.tour is None
+
+
 def test_split_args_handles_quotes_and_commas() -> None:
     assert split_args("barrel_1, 'Is it red, or blue?'") == ("barrel_1", "Is it red, or blue?")
     assert split_args("'wheeled cart'") == ("wheeled cart",)
