@@ -9,8 +9,8 @@ Exactly the CLUE paper's steps ("Grounding"):
    ``kappa_j > relevancy_threshold``. ``T`` is a temperature on the cosines: the
    paper's formula is ``T = 1`` on CLIP logits, which CLIP scales by 100; with text-model
    cosines ``T = 0.1`` spreads kappa over (0, 1) instead of (0.13, 0.25).
-3. DBSCAN (scikit-learn) on the kept voxels only -> clusters with centroid, size
-   (voxels) and mean confidence (mean kappa).
+3. DBSCAN (scikit-learn) on the kept voxels only, in the plane -> clusters with
+   centroid, size (voxels) and mean confidence (mean kappa).
 4. Clusters with mean confidence above ``min_confidence`` (lambda) are candidates.
 5. Per candidate, a viewpoint on the straight line from the robot to the candidate at
    ``view_distance_m`` from it, snapped to the nearest free cell reachable from the
@@ -38,6 +38,7 @@ from mapping.tsp import solve_tour
 from mapping.voxel_map import VoxelBlock, VoxelMap
 
 DEFAULT_BACKGROUND = ("object", "ground", "floor", "wall", "things")
+_COLUMN_OFFSET = 1 << 31  # makes planar voxel indices non-negative for packing
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,8 @@ def relevancy_blocks(
     ``text_features`` (1 + B, D): the concept, then the background concepts. With
     ``s`` the concept cosine and the map's cached ``log sum_b exp(s_b / T)``,
     ``logit = s / T - log sum_b exp(s_b / T)`` and ``kappa = 1 / (1 + exp(-logit))``,
-    which is step 2's softmax; one cosine per voxel per query.
+    which is step 2's softmax; one cosine per voxel per query. Sets the map's
+    background cache (:meth:`VoxelMap.set_background`) to ``text_features[1:]``.
     """
     voxel_map.set_background(text_features[1:], temperature)
     concept = text_features[:1]
@@ -129,7 +131,11 @@ def kappa_from_logit(logit: np.ndarray) -> np.ndarray:
 
 
 class Grounder:
-    """Runs grounding queries against one map with one encoder."""
+    """Runs grounding queries against one map with one encoder.
+
+    The map caches per-voxel background scores for one background set; grounders with
+    different background concepts on the same map would recompute it on every switch.
+    """
 
     def __init__(
         self,
@@ -175,32 +181,54 @@ class Grounder:
         return np.concatenate(pos), np.concatenate(kap), feats
 
     def cluster(self, positions: np.ndarray, kappa: np.ndarray) -> list[Candidate]:
-        """Steps 3-4: DBSCAN on kept voxels, clusters above lambda, best first."""
+        """Steps 3-4: DBSCAN on kept voxels, clusters above lambda, best first.
+
+        ``positions`` are voxel centres (k, 3). Clusters are found in the plane (the
+        paper's candidates are (x, y) centroids): every kept voxel of one (x, y) column
+        is at planar distance 0 from the others, so the column enters DBSCAN once with
+        ``sample_weight`` = its voxel count. That is exactly DBSCAN over the voxels with
+        the planar metric, on about ten times fewer samples.
+        """
         cfg = self.config
         if positions.shape[0] < cfg.cluster_min_samples:
             return []
+        column = np.floor(positions[:, :2] / self.map.config.voxel_size_m).astype(np.int64)
+        column_key = ((column[:, 0] + _COLUMN_OFFSET) << 32) | (column[:, 1] + _COLUMN_OFFSET)
+        _, first, inverse, weight = np.unique(
+            column_key, return_index=True, return_inverse=True, return_counts=True
+        )
         # ball_tree measured about 2x faster than kd_tree on voxel-lattice clusters
-        labels = DBSCAN(
+        column_labels = DBSCAN(
             eps=cfg.cluster_eps_m, min_samples=cfg.cluster_min_samples, algorithm="ball_tree"
-        ).fit_predict(positions)
-        out = []
-        for label in range(int(labels.max()) + 1):
-            members = labels == label
-            size = int(members.sum())
-            conf = float(kappa[members].mean())
-            if size < cfg.min_cluster_voxels or conf <= cfg.min_confidence:
-                continue
-            pts = positions[members]
-            out.append(
-                Candidate(
-                    centroid_m=tuple(float(v) for v in pts.mean(axis=0)),
-                    size_voxels=size,
-                    confidence=conf,
-                    extent_m=tuple(
-                        float(v) for v in np.ptp(pts, axis=0) + self.map.config.voxel_size_m
-                    ),
-                )
+        ).fit_predict(positions[first, :2], sample_weight=weight)
+        labels = column_labels[inverse.reshape(-1)]
+        member = labels >= 0
+        if not member.any():
+            return []
+        labels, pts, kap = labels[member], positions[member], kappa[member]
+        n = int(labels.max()) + 1
+        size = np.bincount(labels, minlength=n)
+        conf = np.bincount(labels, kap, minlength=n) / size
+        centroid = (
+            np.stack([np.bincount(labels, pts[:, d], n) for d in range(3)], 1) / size[:, None]
+        )
+        order = np.argsort(labels, kind="stable")
+        starts = np.searchsorted(labels[order], np.arange(n))
+        extent = (
+            np.maximum.reduceat(pts[order], starts, axis=0)
+            - np.minimum.reduceat(pts[order], starts, axis=0)
+            + self.map.config.voxel_size_m
+        )
+        out = [
+            Candidate(
+                centroid_m=tuple(float(v) for v in centroid[k]),
+                size_voxels=int(size[k]),
+                confidence=float(conf[k]),
+                extent_m=tuple(float(v) for v in extent[k]),
             )
+            for k in range(n)
+            if size[k] >= cfg.min_cluster_voxels and conf[k] > cfg.min_confidence
+        ]
         out.sort(key=lambda c: (-c.confidence, c.centroid_m))
         return out[: cfg.max_candidates]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -11,6 +10,7 @@ import pytest
 from mapping.grid import cell_of, reachable_mask
 from mapping.grounding import Grounder, GroundingConfig, kappa_from_logit, relevancy_blocks
 from mapping.tsp import solve_tour
+from tests.mapping.grids import walled_grid
 
 BARRELS = ("barrel_a", "barrel_b", "barrel_c")
 
@@ -91,23 +91,6 @@ def test_tour_is_the_optimal_order_over_the_viewpoints(barrel_result):
     best = solve_tour(np.array(result.robot_xy_m), pts)
     assert sorted(result.tour) == list(range(len(result.candidates)))
     assert result.tour_length_m == pytest.approx(best.length_m)
-
-
-@dataclass
-class FakeGrid:
-    """An injected grid (the env's kind): 0.1 m cells over [0, 10] x [0, 10]."""
-
-    origin_xy: np.ndarray
-    resolution_m: float
-    free: np.ndarray
-
-
-def walled_grid() -> FakeGrid:
-    free = np.ones((100, 100), bool)
-    free[:, 45:50] = False  # a wall at x = 4.5..5.0 across the whole room
-    free[70:100, 80:100] = False  # an unreachable pocket: closed room in the north-east
-    free[75:95, 85:95] = True
-    return FakeGrid(np.zeros(2), 0.1, free)
 
 
 def test_viewpoints_snap_to_the_robots_side_of_an_injected_grid(barrel_survey, minilm_encoder):

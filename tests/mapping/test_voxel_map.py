@@ -9,6 +9,7 @@ import pybullet as p
 import pytest
 from scipy.spatial import cKDTree
 
+from agents.robot import Frame
 from mapping.encoders import FrameFeatures, HashingTextEmbedder, SimEncoderConfig, SimFeatureEncoder
 from mapping.grounding import Grounder, GroundingConfig
 from mapping.voxel_map import VoxelMap, VoxelMapConfig, backproject, pack_keys, unpack_keys
@@ -243,3 +244,23 @@ def test_frame_features_must_match_the_image():
     with pytest.raises(ValueError, match="index image"):
         vmap.integrate(frame, bad)
     vmap.close()
+
+
+def test_a_frame_without_returns_changes_nothing():
+    scene = box_scene()
+    frame = scene_lib.render(scene, scene_lib.look_at([0, 0, 1], [3, 0, 0]), scene_lib.Camera())
+    scene.close()
+    blind = Frame(
+        frame.rgb, np.zeros_like(frame.depth_m), frame.intrinsics, frame.odom_T_camera, 0.0
+    )
+    with VoxelMap() as vmap:
+        vmap.integrate(frame)
+        before = vmap.stats()
+        stats = vmap.integrate(blind)
+        assert (stats.points, stats.voxels_hit, stats.voxels_new, stats.voxels_carved) == (
+            0,
+            0,
+            0,
+            0,
+        )
+        assert vmap.stats() == before
