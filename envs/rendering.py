@@ -129,16 +129,23 @@ def _preload_torchvision() -> None:
         importlib.import_module("torchvision")
 
 
+def _cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.cross`` for two 3-vectors, without its generic-axis overhead (~30 us a call)."""
+    return np.array(
+        [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    )
+
+
 def look_at(eye, target, up=(0.0, 0.0, 1.0)) -> np.ndarray:
     """``odom_T_camera`` (4x4) for an optical frame at ``eye`` looking at ``target``."""
     eye = np.asarray(eye, dtype=float)
     z = np.asarray(target, dtype=float) - eye
     z /= np.linalg.norm(z)
-    x = np.cross(z, np.asarray(up, dtype=float))
+    x = _cross3(z, np.asarray(up, dtype=float))
     if np.linalg.norm(x) < 1e-6:  # looking straight up or down
-        x = np.cross(z, np.array([1.0, 0.0, 0.0]))
+        x = _cross3(z, np.array([1.0, 0.0, 0.0]))
     x /= np.linalg.norm(x)
-    y = np.cross(z, x)
+    y = _cross3(z, x)
     out = np.eye(4)
     out[:3, 0], out[:3, 1], out[:3, 2], out[:3, 3] = x, y, z, eye
     return out
@@ -171,11 +178,13 @@ def render(
     else:
         _, _, rgba, zbuf, seg = p.getCameraImage(**args)
     h, w = spec.height_px, spec.width_px
-    rgb = np.asarray(rgba, dtype=np.uint8).reshape(h, w, 4)[..., :3]
+    rgba = np.asarray(rgba, dtype=np.uint8).reshape(h, w, 4)
+    # stacking the three planes is 4-8x faster than a contiguous copy of rgba[..., :3]
+    rgb = np.stack((rgba[..., 0], rgba[..., 1], rgba[..., 2]), axis=-1)
     zbuf = np.asarray(zbuf, dtype=np.float64).reshape(h, w)
     near, far = spec.near_m, spec.far_m
     depth = (far * near / (far - (far - near) * zbuf)).astype(np.float32)
     depth[zbuf >= 1.0 - 1e-7] = 0.0
     # without the link-index flag pybullet's mask holds the body unique id, -1 for none
     body = np.asarray(seg, dtype=np.int32).reshape(h, w)
-    return np.ascontiguousarray(rgb), depth, body
+    return rgb, depth, body
