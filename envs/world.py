@@ -248,17 +248,21 @@ class World:
     def nearest_object(
         self, point: np.ndarray, max_dist_m: float, only=None
     ) -> tuple[str | None, float]:
-        """Object whose box (footprint x height) is closest to ``point``, within reach."""
-        best, best_d = None, math.inf
+        """Object whose box (footprint x height) is closest to ``point``, within reach.
+
+        Ties (a point inside both a tarp and the barrel it covers) go to the outermost,
+        highest-topped object: the one a gripper reaching for that point meets first.
+        """
+        best, best_key = None, (math.inf, 0.0)
         for oid, st in self.objects.items():
             if st.held or (only is not None and not only(st)):
                 continue
             dxy = st.footprint().distance_to(float(point[0]), float(point[1]))
             dz = max(st.z - point[2], point[2] - st.top_z, 0.0)
-            d = math.hypot(dxy, dz)
-            if d < best_d:
-                best, best_d = oid, d
-        return (best, best_d) if best_d <= max_dist_m else (None, best_d)
+            key = (round(math.hypot(dxy, dz), 3), -st.top_z)
+            if key < best_key:
+                best, best_key = oid, key
+        return (best, best_key[0]) if best_key[0] <= max_dist_m else (None, best_key[0])
 
     def obstruction(self, a, b, margin_m: float = 0.0, step_m: float = 0.02) -> str | None:
         """The first object (or "wall") whose solid box, footprint x height grown by

@@ -17,8 +17,18 @@ def build_llm(spec: str = "heuristic", **kwargs):
     return build_backend(spec, factories={"heuristic": lambda arg: HeuristicResponder()}, **kwargs)
 
 
-def default_encoder():
-    """The simulated camera-feature model: appearance phrases through all-MiniLM-L6-v2."""
-    from mapping.encoders import SimFeatureEncoder
+_EMBEDDER = None
 
-    return SimFeatureEncoder()
+
+def default_encoder():
+    """The simulated camera-feature model: appearance phrases through all-MiniLM-L6-v2.
+
+    A fresh encoder per episode (its noise stream restarts from its seed), sharing one
+    text embedder per process so phrases are embedded once, not once per episode.
+    """
+    from mapping.encoders import MiniLMTextEmbedder, SimFeatureEncoder
+
+    global _EMBEDDER
+    if _EMBEDDER is None:
+        _EMBEDDER = MiniLMTextEmbedder()
+    return SimFeatureEncoder(embedder=_EMBEDDER)
