@@ -264,3 +264,30 @@ def test_a_frame_without_returns_changes_nothing():
             0,
         )
         assert vmap.stats() == before
+
+
+def test_per_pixel_and_per_segment_features_fuse_the_same():
+    scene = box_scene()
+    frame = scene_lib.render(
+        scene, scene_lib.look_at([-0.5, -1.5, 1.1], [3.0, 0.5, 0.3]), scene_lib.Camera()
+    )
+    scene.close()
+    enc = SimFeatureEncoder(SimEncoderConfig(feature_dim=None, noise=0.0), HashingTextEmbedder(32))
+    per_segment = enc.encode_frame(frame)
+    flat = per_segment.index.reshape(-1)
+    per_pixel = FrameFeatures(  # one table row per pixel, as a dense encoder would emit
+        index=np.where(flat >= 0, np.arange(flat.size), -1).reshape(120, 160).astype(np.int32),
+        table=per_segment.table[np.maximum(flat, 0)],
+    )
+    maps = [VoxelMap(VoxelMapConfig(feature_dim=32, feature_dtype="float16")) for _ in range(2)]
+    maps[0].integrate(frame, per_segment)
+    maps[1].integrate(frame, per_pixel)
+    for a, b in zip(maps[0].blocks(), maps[1].blocks(), strict=True):
+        assert np.array_equal(a.keys, b.keys)
+        for col in ("features", "magnitude"):
+            np.testing.assert_allclose(
+                getattr(a, col).astype(np.float32), getattr(b, col).astype(np.float32), atol=2e-3
+            )
+    assert maps[0].stats().voxels > 500
+    for m in maps:
+        m.close()
