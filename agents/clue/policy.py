@@ -167,10 +167,14 @@ class CLUEAgent(Agent):
 
     @staticmethod
     def _node_lines(wm: WorldModel) -> list[str]:
-        return [
-            node_line(n, a["kind"], a["xy"], a["description"])
-            for n, a in sorted(wm.nodes().items())
-        ]
+        """One line per node; viewpoint regions say only whose viewpoint they are."""
+        lines = []
+        for n, a in sorted(wm.nodes().items()):
+            desc = a["description"]
+            if n.startswith("near_") and wm.has(n.removeprefix("near_")):
+                desc = f"viewpoint for {n.removeprefix('near_')}"
+            lines.append(node_line(n, a["kind"], a["xy"], desc))
+        return lines
 
     # ------------------------------------------------------------------ grounding of actions
     @staticmethod
@@ -281,8 +285,8 @@ def _arg_list(action: Action) -> list[str]:
         v = getattr(a, f)
         if v:
             vals.append(v if f != "concept" else repr(v))
-    if a.question:
-        vals.append(repr(a.question))
+    if a.question:  # shortened: the full question is in the step's log record
+        vals.append(repr(a.question if len(a.question) <= 60 else a.question[:57] + "..."))
     if a.text:
         vals.append(repr(a.text))
     return vals
