@@ -320,7 +320,8 @@ class SpotWorldEnv(gym.Env):
         self._built_for = self.scenario.id
 
     def _set_pose(self, x: float, y: float, yaw: float) -> None:
-        yaw = math.atan2(math.sin(yaw), math.cos(yaw))
+        if not -math.pi <= yaw <= math.pi:  # re-wrapping an in-range yaw may move it by an ulp
+            yaw = math.atan2(math.sin(yaw), math.cos(yaw))
         self._pose = (x, y, yaw)
         place_robot(self.client, self.robot_body, x, y, yaw)
         if self._held is not None:
