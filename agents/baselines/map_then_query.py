@@ -44,6 +44,9 @@ class MapThenQueryAgent(Agent):
             for name in wm.tour_over(names):
                 if used + 3 > budget:  # keep one action for the answer
                     break
+                if wm.distance(name) > wm.config.inspect_range_m and not wm.has(f"near_{name}"):
+                    log.write("skip", entity=name, reason="out of range and no reachable viewpoint")
+                    continue
                 try:
                     if wm.distance(name) > wm.config.inspect_range_m:
                         robot.goto(wm.viewpoint_pose(f"near_{name}"))

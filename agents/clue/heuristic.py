@@ -1093,8 +1093,14 @@ class HeuristicResponder(LLMBackend):
         self.model = model
 
     def _complete(self, request: ChatRequest) -> ChatReply:
+        from agents.baselines.heuristic_replies import baseline_reply
+
         started = time.perf_counter()
-        return timed_reply(respond(request.messages), request, started)
+        msgs = request.messages
+        system = msgs[0].text() if msgs and msgs[0].role == "system" else ""
+        user = next((m.text() for m in reversed(msgs) if m.role == "user"), "")
+        text = baseline_reply(system, user)
+        return timed_reply(text if text is not None else respond(msgs), request, started)
 
     def __repr__(self) -> str:
         return f"HeuristicResponder(model={self.model!r})"
