@@ -8,11 +8,23 @@ fixture: ``robot_factory(scenario) -> Robot`` returns a fresh robot standing at
 
     class TestSpotRobotContract(RobotContract):
         @pytest.fixture
-        def robot_factory(self, spot_twin):
+        def robot_factory(self, small_env_kwargs):
+            twins = []
+
             def make(scenario):
-                spot_twin.load(scenario)
-                return SpotRobot.connect(spot_twin.address, timeout_s=10.0)
-            return make
+                twin = SpotTwin(scenario, env_kwargs=small_env_kwargs).start()
+                twins.append(twin)
+                return SpotRobot.connect(
+                    "127.0.0.1", port=twin.port, username=twin.config.username,
+                    password=twin.password, cert_path=str(twin.certs.ca_pem_path),
+                    vlm=TwinVLM(twin.robot),
+                )
+
+            yield make
+            for twin in twins:
+                twin.stop()
+
+(this exact factory passed all the contract tests against the gRPC twin, about 27 s).
 
 The tests use only the robot interface plus positions the scenario declares (its
 regions and objects); no segmentation, no simulator internals. Tolerances are class
