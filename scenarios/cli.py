@@ -71,9 +71,18 @@ def _cmd_run(args) -> int:
                 file=sys.stderr,
             )
             return 2
+    if args.robot == "spot" and not args.hostname:
+        print("--robot spot needs --hostname (the robot's address)", file=sys.stderr)
+        return 2
     out = Path(args.out)
     results = run_batch(
-        scenarios, args.policy, out, seed=args.seed, env_kwargs={"renderer": args.renderer}
+        scenarios,
+        args.policy,
+        out,
+        seed=args.seed,
+        env_kwargs={"renderer": args.renderer},
+        robot=args.robot,
+        hostname=args.hostname,
     )
     from scenarios.runner import load_results
 
@@ -86,6 +95,14 @@ def _cmd_run(args) -> int:
     print(format_table(shown or results))
     print(f"\nlogs and results in {out}/ (results.csv, results.jsonl, logs/)")
     return 0
+
+
+def _cmd_twin(args) -> int:
+    from hardware.twin.cli import serve
+
+    return serve(
+        _load(args.scenario), port=args.port, time_scale=args.time_scale, renderer=args.renderer
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -127,7 +144,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="runs/latest", help="output folder (resumes if it exists)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--renderer", default="auto", choices=["auto", "egl", "tiny"])
+    p.add_argument(
+        "--robot",
+        default="sim",
+        choices=["sim", "twin", "spot"],
+        help="sim (SimRobot), twin (in-process Spot-API twin through the Spot SDK), spot",
+    )
+    p.add_argument("--hostname", default=None, help="the Spot's address (--robot spot)")
     p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("twin", help="serve a Spot-API twin of a scenario on 127.0.0.1")
+    p.add_argument("scenario", help="scenario id or path")
+    p.add_argument("--port", type=int, default=0, help="TCP port (0: any free port)")
+    p.add_argument("--time-scale", type=float, default=1.0, help="walk speed-up over real time")
+    p.add_argument("--renderer", default="auto", choices=["auto", "egl", "tiny"])
+    p.set_defaults(func=_cmd_twin)
     return ap
 
 

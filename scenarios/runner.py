@@ -8,17 +8,19 @@ from it after every episode. A batch skips the (scenario, policy) pairs already 
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from agents.base import Agent
 from agents.episode_log import EpisodeLog
 from agents.oracle import OracleAgent
+from agents.robot import Point3, Robot
 from scenarios.schema import Scenario
 
 AgentFactory = Callable[[Scenario, dict], Agent]
@@ -100,6 +102,56 @@ class EpisodeResult:
     log: str = ""
 
 
+@dataclass
+class RobotSession:
+    """The robot an episode runs on, and how its answer is judged."""
+
+    robot: Robot
+    renderer: str  # what renders its frames ("spot" for a real robot's cameras)
+    judge: Callable[[str, Point3 | None], dict | None]  # verdict; None without ground truth
+
+
+RobotOpener = Callable[[Scenario], contextlib.AbstractContextManager[RobotSession]]
+ROBOTS = ("sim", "twin", "spot")
+
+
+@contextlib.contextmanager
+def open_robot(
+    kind: str,
+    scenario: Scenario,
+    *,
+    seed: int = 0,
+    env_kwargs: dict | None = None,
+    hostname: str | None = None,
+    agent_opts: dict | None = None,
+) -> Iterator[RobotSession]:
+    """``sim``: SimRobot on a SpotWorldEnv. ``twin``: an in-process Spot-API twin of the
+    scenario driven by SpotRobot through the real Spot SDK (judged by the twin's env).
+    ``spot``: a real Spot at ``hostname`` (no ground truth, so no verdict)."""
+    if kind == "sim":
+        from envs import SimRobot, SpotWorldEnv
+
+        env = SpotWorldEnv(scenario, **(env_kwargs or {}))
+        try:
+            env.reset(seed=seed)
+            robot = SimRobot(env)
+            yield RobotSession(robot, env.renderer, robot.submit_answer)
+        finally:
+            env.close()
+    elif kind == "twin":
+        from hardware.sessions import twin_session
+
+        with twin_session(scenario, seed=seed, env_kwargs=env_kwargs) as session:
+            yield session
+    elif kind == "spot":
+        from hardware.sessions import spot_session
+
+        with spot_session(hostname, agent_opts or {}) as session:
+            yield session
+    else:
+        raise ValueError(f"unknown robot {kind!r}; choose from {', '.join(ROBOTS)}")
+
+
 def make_agent(policy: str, scenario: Scenario, opts: dict | None = None) -> Agent:
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; choose from {', '.join(sorted(POLICIES))}")
@@ -114,19 +166,30 @@ def run_episode(
     seed: int = 0,
     agent_opts: dict | None = None,
     env_kwargs: dict | None = None,
+    robot: str | RobotOpener = "sim",
+    hostname: str | None = None,
 ) -> EpisodeResult:
-    """Run one episode on the pybullet backend and judge it."""
-    from envs import SimRobot, SpotWorldEnv
-
+    """Run one episode and judge it. ``robot``: "sim", "twin", "spot" (see
+    :func:`open_robot`) or an opener ``scenario -> context manager of RobotSession``."""
     log_path = Path(out_dir) / "logs" / f"{scenario.id}__{policy}.jsonl" if out_dir else None
     if log_path is not None and log_path.exists():
         log_path.unlink()  # a re-run replaces an unfinished episode's log
-    env = SpotWorldEnv(scenario, **(env_kwargs or {}))
+    opener = (
+        robot(scenario)
+        if callable(robot)
+        else open_robot(
+            robot,
+            scenario,
+            seed=seed,
+            env_kwargs=env_kwargs,
+            hostname=hostname,
+            agent_opts=agent_opts,
+        )
+    )
     t0 = time.monotonic()
     error = None
-    try:
-        env.reset(seed=seed)
-        robot = SimRobot(env)
+    with opener as session:
+        robot_ = session.robot
         agent = make_agent(policy, scenario, agent_opts)
         with EpisodeLog(log_path) as log:
             log.write(
@@ -137,29 +200,30 @@ def run_episode(
                 task_type=scenario.task.type.value,
                 budget=scenario.task.budget,
                 seed=seed,
-                renderer=env.renderer,
+                renderer=session.renderer,
+                robot=robot if isinstance(robot, str) else "custom",
             )
             try:
-                answer = agent.run(scenario.task.text, robot, scenario.task.budget, log)
+                answer = agent.run(scenario.task.text, robot_, scenario.task.budget, log)
             except Exception as exc:  # a policy crash ends the episode, the log stays
                 error = f"{type(exc).__name__}: {exc}"
                 log.write("error", error=error, traceback=traceback.format_exc(limit=8))
                 answer = None
             verdict = None
             if answer is not None:
-                verdict = robot.submit_answer(answer.text, answer.point)
+                verdict = session.judge(answer.text, answer.point)
                 log.write(
                     "answer",
                     text=answer.text,
                     entity=answer.entity,
                     point=None if answer.point is None else answer.point.as_array().tolist(),
-                    success=verdict["success"],
-                    reward=verdict["reward"],
-                    hit=verdict["hit"],
-                    reasons=verdict["reasons"],
+                    success=verdict["success"] if verdict else None,
+                    reward=verdict["reward"] if verdict else None,
+                    hit=verdict["hit"] if verdict else None,
+                    reasons=verdict["reasons"] if verdict else [],
                 )
             usage = agent.usage
-            c = robot.counters
+            c = robot_.counters
             result = EpisodeResult(
                 scenario=scenario.id,
                 policy=policy,
@@ -182,8 +246,6 @@ def run_episode(
                 log=str(log_path) if log_path else "",
             )
             log.write("result", **asdict(result))
-    finally:
-        env.close()
     return result
 
 
@@ -235,6 +297,8 @@ def run_batch(
     agent_opts: dict | None = None,
     env_kwargs: dict | None = None,
     progress: Callable[[str], None] | None = print,
+    robot: str = "sim",
+    hostname: str | None = None,
 ) -> list[EpisodeResult]:
     """Every scenario x policy, skipping pairs already recorded in ``out_dir``."""
     out = Path(out_dir)
@@ -246,7 +310,16 @@ def run_batch(
             if progress:
                 progress(f"[{k}/{len(jobs)}] {scn.id} / {pol}: already done, skipped")
             continue
-        r = run_episode(scn, pol, out, seed=seed, agent_opts=agent_opts, env_kwargs=env_kwargs)
+        r = run_episode(
+            scn,
+            pol,
+            out,
+            seed=seed,
+            agent_opts=agent_opts,
+            env_kwargs=env_kwargs,
+            robot=robot,
+            hostname=hostname,
+        )
         _append(out, r)
         results.append(r)
         if progress:

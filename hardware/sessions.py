@@ -1,0 +1,75 @@
+"""Robot sessions for the episode runner (``scenarios.runner.open_robot``).
+
+``twin_session``: an in-process Spot-API twin of the scenario and a ``SpotRobot``
+connected to it through the real SDK; the twin's simulator judges the answer.
+``spot_session``: a real Spot; nothing knows the ground truth, so there is no verdict.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from agents.robot import Point3
+from hardware.spot_robot import SpotConfigError, SpotRobot, SpotRobotConfig
+from hardware.twin import SpotTwin, TwinConfig
+from scenarios.runner import RobotSession
+from scenarios.schema import Scenario
+
+TWIN_EPISODE = TwinConfig(time_scale=50.0)  # walks play back 50x faster than real time
+TWIN_CLIENT = SpotRobotConfig()
+
+
+@contextlib.contextmanager
+def twin_session(
+    scenario: Scenario,
+    *,
+    seed: int = 0,
+    env_kwargs: dict | None = None,
+    twin: SpotTwin | None = None,
+    config: TwinConfig = TWIN_EPISODE,
+    client: SpotRobotConfig = TWIN_CLIENT,
+) -> Iterator[RobotSession]:
+    """A ``SpotRobot`` on a twin of ``scenario``: a new twin, or ``twin`` (already serving
+    it, e.g. with faults armed). The robot closes before a twin made here stops."""
+    with contextlib.ExitStack() as stack:
+        if twin is None:
+            twin = stack.enter_context(
+                SpotTwin(scenario, seed=seed, env_kwargs=env_kwargs, config=config)
+            )
+        robot = stack.enter_context(
+            SpotRobot.connect(**twin.connect_args(), vlm=twin.vlm(), config=client)
+        )
+
+        def judge(text: str, point: Point3 | None) -> dict:
+            robot.counters.count("answer", 0.0)  # as SimRobot counts its answer step
+            return twin.judge(text, point)
+
+        yield RobotSession(robot, twin.robot.env.renderer, judge)
+
+
+@contextlib.contextmanager
+def spot_session(hostname: str | None, agent_opts: dict) -> Iterator[RobotSession]:
+    """A real Spot at ``hostname`` (credentials from the environment). Its VLM is
+    ``agent_opts["vlm_backend"]``, else a vision model behind ``--llm openai:MODEL``."""
+    if not hostname:
+        raise SpotConfigError("--robot spot needs --hostname (the robot's address)")
+    vlm = agent_opts.get("vlm_backend")
+    if vlm is None:
+        spec = agent_opts.get("llm", "heuristic")
+        if not spec.startswith("openai"):
+            raise SpotConfigError(
+                "--robot spot needs a vision model for inspect: --llm openai:MODEL "
+                "(the offline heuristic responder cannot see camera images)"
+            )
+        from agents.llm.factory import build_backend
+        from agents.vlm import OpenAIVisionBackend
+
+        vlm = OpenAIVisionBackend(build_backend(spec, base_url=agent_opts.get("base_url")))
+    with SpotRobot.connect(hostname, vlm=vlm) as robot:
+
+        def judge(text: str, point: Point3 | None) -> None:
+            robot.counters.count("answer", 0.0)
+            return None
+
+        yield RobotSession(robot, "spot", judge)
