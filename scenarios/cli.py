@@ -159,6 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--time-scale", type=float, default=1.0, help="walk speed-up over real time")
     p.add_argument("--renderer", default="auto", choices=["auto", "egl", "tiny"])
     p.set_defaults(func=_cmd_twin)
+
+    from scenarios import generator
+
+    generator.add_cli(sub)  # generate
     return ap
 
 
