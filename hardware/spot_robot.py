@@ -138,6 +138,8 @@ class SpotRobotConfig:
     pick_ray_height_m: float = 1.0  # grasp: the pick ray starts this high above the target
     place_hand_height_m: float = 0.25  # place: hand this high above the location on release
     arm_move_s: float = 2.0  # requested duration of an arm move
+    image_timeout_s: float = 10.0  # inspect: longest wait for the hand camera's images
+    behavior_timeout_cap_s: float | None = None  # bounds every behaviour's timeout_s (site limit)
     power_off_at_exit: bool = True  # sit and cut motor power when closing
 
 
@@ -292,6 +294,10 @@ class SpotRobot(Robot):
             raise iface.LeaseLost(f"{what}: another client took the lease ({name})")
         raise error(f"{what} ended early: {name}")
 
+    def _bounded(self, timeout_s: float) -> float:
+        cap = self.config.behavior_timeout_cap_s
+        return timeout_s if cap is None else min(timeout_s, cap)
+
     # ------------------------------------------------------------------ state
     def _state(self) -> robot_state_pb2.RobotState:
         return self.state_client.get_robot_state(timeout=self.config.rpc_timeout_s)
@@ -364,6 +370,7 @@ class SpotRobot(Robot):
         self._wait_arm(cid, deadline_s, f"arm {position}")
 
     def goto(self, pose: Pose2D, timeout_s: float = 120.0) -> MotionResult:
+        timeout_s = self._bounded(timeout_s)
         t0 = time.monotonic()
         deadline = t0 + timeout_s
         with self._behavior("goto"):
@@ -464,6 +471,7 @@ class SpotRobot(Robot):
     def inspect(self, target: Point3, question: str, timeout_s: float = 60.0) -> InspectResult:
         if self.vlm is None:
             raise SpotConfigError("inspect needs a VLM backend: SpotRobot.connect(..., vlm=...)")
+        timeout_s = self._bounded(timeout_s)
         t0 = time.monotonic()
         deadline = t0 + timeout_s
         with self._behavior("inspect"):
@@ -491,7 +499,8 @@ class SpotRobot(Robot):
             )
             cid = self._send(command, timeout_s)
             self._wait_arm(cid, deadline, "inspect (gaze)", behavior="inspect")
-            frame = self.capture("hand", timeout_s=max(0.1, deadline - time.monotonic()))
+            wait_s = min(self.config.image_timeout_s, deadline - time.monotonic())
+            frame = self.capture("hand", timeout_s=max(0.1, wait_s))
             reply = self.vlm.answer(frame, question, _project(frame, t))
             self._arm_to("stow", deadline)
             pt, ct = int(reply.prompt_tokens), int(reply.completion_tokens)
@@ -501,6 +510,7 @@ class SpotRobot(Robot):
             return InspectResult(reply.text, time.monotonic() - t0, frame, pt, ct)
 
     def grasp(self, target: Point3, timeout_s: float = 60.0) -> ManipulationResult:
+        timeout_s = self._bounded(timeout_s)
         t0 = time.monotonic()
         deadline = t0 + timeout_s
         with self._behavior("grasp"):
@@ -540,6 +550,7 @@ class SpotRobot(Robot):
             return ManipulationResult(time.monotonic() - t0, position, "grasped")
 
     def place(self, location: Point3, timeout_s: float = 60.0) -> ManipulationResult:
+        timeout_s = self._bounded(timeout_s)
         t0 = time.monotonic()
         deadline = t0 + timeout_s
         with self._behavior("place"):

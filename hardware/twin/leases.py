@@ -71,19 +71,23 @@ class LeaseManager:
         with self._lock:
             if lease.resource != BODY:
                 return status.STATUS_INVALID_RESOURCE
+            derived = (Lease.CompareResult.SAME, Lease.CompareResult.SUB_LEASE)
             if (
                 self._owner is None
-                or self.use(lease, _locked=True).status != lease_pb2.LeaseUseResult.STATUS_OK
+                or self._root is None
+                or not Lease.is_valid_proto(lease)
+                or Lease(lease).compare(Lease(self._root)) not in derived
             ):
                 return status.STATUS_NOT_ACTIVE_LEASE
             self._owner, self._root = None, None
             return status.STATUS_OK
 
-    def use(self, lease: lease_pb2.Lease, _locked: bool = False) -> lease_pb2.LeaseUseResult:
+    def use(self, lease: lease_pb2.Lease) -> lease_pb2.LeaseUseResult:
         """May ``lease`` command the robot now? Records it as the newest lease if so."""
-        if not _locked:
-            with self._lock:
-                return self.use(lease, _locked=True)
+        with self._lock:
+            return self._use(lease)
+
+    def _use(self, lease: lease_pb2.Lease) -> lease_pb2.LeaseUseResult:
         if self._owner is None or self._latest is None:
             result = lease_pb2.LeaseUseResult(status=lease_pb2.LeaseUseResult.STATUS_REVOKED)
             result.attempted_lease.CopyFrom(lease)

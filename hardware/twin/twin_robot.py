@@ -116,19 +116,20 @@ class TwinRobot:
         self._lock = threading.RLock()
         self._sim = SimThread()
         self.env: SpotWorldEnv = self._sim.call(SpotWorldEnv, scenario, **(env_kwargs or {}))
-        self.estop = EstopSystem()
-        self.leases = LeaseManager()
         self.stall_walks = False  # fault: walks are accepted but never progress
         self.on_walk: Callable[[], None] | None = None  # fault hook, run as a walk starts
         self.load(None, seed)
 
     # ------------------------------------------------------------------ lifecycle
     def load(self, scenario=None, seed: int = 0) -> None:
-        """Reset the world (optionally to another scenario); the robot stands down, motors off."""
+        """A fresh robot in a fresh world (optionally another scenario): sitting, motors off,
+        no lease holder, no E-Stop endpoint."""
         with self._lock:
             opts = {"scenario": scenario} if scenario is not None else None
             self._sim.call(self.env.reset, seed=seed, options=opts)
             self.sim_robot = SimRobot(self.env)
+            self.estop = EstopSystem()
+            self.leases = LeaseManager()
             self.motors_on = False
             self.standing = False
             self.arm = "stow"  # stow, gaze, pose, carry, ready
