@@ -160,9 +160,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--renderer", default="auto", choices=["auto", "egl", "tiny"])
     p.set_defaults(func=_cmd_twin)
 
-    from scenarios import generator
+    from scenarios import generator, report
 
     generator.add_cli(sub)  # generate
+    report.add_cli(sub)  # report
     return ap
 
 
