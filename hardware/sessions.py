@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from agents.robot import Point3
+from agents.robot import Point3, Pose2D
 from hardware.spot_robot import SpotConfigError, SpotRobot, SpotRobotConfig
 from hardware.twin import SpotTwin, TwinConfig
 from scenarios.runner import RobotSession
@@ -49,9 +49,13 @@ def twin_session(
 
 
 @contextlib.contextmanager
-def spot_session(hostname: str | None, agent_opts: dict) -> Iterator[RobotSession]:
-    """A real Spot at ``hostname`` (credentials from the environment). Its VLM is
-    ``agent_opts["vlm_backend"]``, else a vision model behind ``--llm openai:MODEL``."""
+def spot_session(
+    scenario: Scenario, hostname: str | None, agent_opts: dict
+) -> Iterator[RobotSession]:
+    """A real Spot at ``hostname``, standing at the scenario's start pose (which anchors
+    the episode frame), guarded by the operator's own E-Stop; credentials from the
+    environment. Its VLM is ``agent_opts["vlm_backend"]``, else a vision model behind
+    ``--llm openai:MODEL``. See docs/real_robot_runbook.md."""
     if not hostname:
         raise SpotConfigError("--robot spot needs --hostname (the robot's address)")
     vlm = agent_opts.get("vlm_backend")
@@ -66,7 +70,11 @@ def spot_session(hostname: str | None, agent_opts: dict) -> Iterator[RobotSessio
         from agents.vlm import OpenAIVisionBackend
 
         vlm = OpenAIVisionBackend(build_backend(spec, base_url=agent_opts.get("base_url")))
-    with SpotRobot.connect(hostname, vlm=vlm) as robot:
+    start = scenario.robot.pose
+    config = SpotRobotConfig(
+        estop="external", episode_start=Pose2D(start.x, start.y, start.yaw_rad)
+    )
+    with SpotRobot.connect(hostname, vlm=vlm, config=config) as robot:
 
         def judge(text: str, point: Point3 | None) -> None:
             robot.counters.count("answer", 0.0)

@@ -41,7 +41,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from bosdyn.api import geometry_pb2, image_pb2, manipulation_api_pb2, robot_state_pb2
+from bosdyn.api import (
+    estop_pb2,
+    geometry_pb2,
+    image_pb2,
+    manipulation_api_pb2,
+    robot_state_pb2,
+)
 from bosdyn.client import create_standard_sdk
 from bosdyn.client import exceptions as sdk_errors
 from bosdyn.client import lease as sdk_lease
@@ -125,7 +131,19 @@ RPC_ERRORS: tuple[tuple[type[BaseException], type[iface.RobotError]], ...] = (
 
 @dataclass(frozen=True)
 class SpotRobotConfig:
-    """How ``SpotRobot`` drives Spot. Times in seconds, lengths in metres."""
+    """How ``SpotRobot`` drives Spot. Times in seconds, lengths in metres.
+
+    ``estop``: ``"own"`` replaces the robot's E-Stop configuration (motors must be off)
+    with one endpoint of this client and keeps it alive, so the robot cuts power if this
+    process stops checking in: right for the twin, and for a robot nobody else guards.
+    ``"external"`` leaves the configuration to an operator's E-Stop (the tablet,
+    ``estop_gui``) and refuses to power on unless that E-Stop is set up and released.
+
+    ``episode_start``: Spot's odometry frame starts wherever the robot booted. Given the
+    pose the robot stands at *now* in the episode's frame (a scenario's start pose),
+    every pose, point and camera transform crossing the interface is expressed in that
+    frame. None: the episode frame is ``odom`` itself (the twin's case).
+    """
 
     client_name: str = "cluetwin"
     rpc_timeout_s: float = 5.0  # one status RPC (state, feedback, stop)
@@ -141,6 +159,8 @@ class SpotRobotConfig:
     image_timeout_s: float = 10.0  # inspect: longest wait for the hand camera's images
     behavior_timeout_cap_s: float | None = None  # bounds every behaviour's timeout_s (site limit)
     power_off_at_exit: bool = True  # sit and cut motor power when closing
+    estop: str = "own"  # "own": set up this client's E-Stop endpoint; "external": see above
+    episode_start: Pose2D | None = None  # where the robot stands now, in the episode's frame
 
 
 class SpotRobot(Robot):
@@ -158,6 +178,7 @@ class SpotRobot(Robot):
         self._estop_endpoint: EstopEndpoint | None = None
         self._sources: dict[str, image_pb2.ImageSource] = {}
         self._t0_robot_s = 0.0
+        self._episode_T_odom: np.ndarray | None = None  # planar; None = identity
         self.state_client: RobotStateClient = sdk_robot.ensure_client(
             RobotStateClient.default_service_name
         )
@@ -218,11 +239,21 @@ class SpotRobot(Robot):
 
     def _setup(self, timeout_s: float) -> None:
         cfg = self.config
-        self._estop_endpoint = EstopEndpoint(
-            self.estop_client, cfg.client_name, estop_timeout=cfg.estop_timeout_s
-        )
-        self._estop_endpoint.force_simple_setup()  # E-Stop first: nothing moves without it
-        self._estop_keepalive = EstopKeepAlive(self._estop_endpoint)
+        if cfg.estop == "own":
+            self._estop_endpoint = EstopEndpoint(
+                self.estop_client, cfg.client_name, estop_timeout=cfg.estop_timeout_s
+            )
+            self._estop_endpoint.force_simple_setup()  # E-Stop first: nothing moves without it
+            self._estop_keepalive = EstopKeepAlive(self._estop_endpoint)
+        elif cfg.estop == "external":
+            level = self.estop_client.get_status(timeout=cfg.rpc_timeout_s).stop_level
+            if level != estop_pb2.ESTOP_LEVEL_NONE:
+                raise iface.EStopped(
+                    "the robot's E-Stop is engaged or none is set up: start the operator's "
+                    "E-Stop (tablet or estop_gui), release it, then connect"
+                )
+        else:
+            raise SpotConfigError(f"estop must be 'own' or 'external', not {cfg.estop!r}")
         self._lease_keepalive = LeaseKeepAlive(
             self.lease_client,
             must_acquire=True,
@@ -238,6 +269,12 @@ class SpotRobot(Robot):
         }
         state = self._state()
         self._t0_robot_s = timestamp_to_sec(state.kinematic_state.acquisition_timestamp)
+        if cfg.episode_start is not None:
+            here = frames.pose2d_from_snapshot(state.kinematic_state.transforms_snapshot)
+            start = cfg.episode_start
+            episode_T_body = frames.planar_matrix(start.x_m, start.y_m, start.yaw_rad)
+            odom_T_body = frames.planar_matrix(here.x_m, here.y_m, here.yaw_rad)
+            self._episode_T_odom = episode_T_body @ np.linalg.inv(odom_T_body)
 
     # ------------------------------------------------------------------ errors
     @contextlib.contextmanager
@@ -302,9 +339,35 @@ class SpotRobot(Robot):
     def _state(self) -> robot_state_pb2.RobotState:
         return self.state_client.get_robot_state(timeout=self.config.rpc_timeout_s)
 
+    def _odom_pose(self) -> Pose2D:
+        return frames.pose2d_from_snapshot(self._state().kinematic_state.transforms_snapshot)
+
     def get_pose(self) -> Pose2D:
         with self._rpc():
-            return frames.pose2d_from_snapshot(self._state().kinematic_state.transforms_snapshot)
+            return self._to_episode_pose(self._odom_pose())
+
+    # episode frame <-> odom: identity, untouched, unless config.episode_start is set
+    def _to_episode_pose(self, p: Pose2D, inverse: bool = False) -> Pose2D:
+        m = self._episode_T_odom
+        if m is None:
+            return p
+        m = np.linalg.inv(m) if inverse else m
+        x, y, _, _ = m @ np.array([p.x_m, p.y_m, 0.0, 1.0])
+        yaw = p.yaw_rad + math.atan2(m[1, 0], m[0, 0])
+        return Pose2D(float(x), float(y), math.atan2(math.sin(yaw), math.cos(yaw)))
+
+    def _to_odom_pose(self, p: Pose2D) -> Pose2D:
+        return self._to_episode_pose(p, inverse=True)
+
+    def _to_episode_point(self, p: Point3, inverse: bool = False) -> Point3:
+        m = self._episode_T_odom
+        if m is None:
+            return p
+        m = np.linalg.inv(m) if inverse else m
+        return Point3.of((m @ np.array([*p.as_array(), 1.0]))[:3])
+
+    def _to_odom_point(self, p: Point3) -> Point3:
+        return self._to_episode_point(p, inverse=True)
 
     @property
     def holding(self) -> bool:
@@ -374,15 +437,16 @@ class SpotRobot(Robot):
         t0 = time.monotonic()
         deadline = t0 + timeout_s
         with self._behavior("goto"):
-            here = self.get_pose()  # odometry starts before the robot moves
+            here = self._odom_pose()  # odometry starts before the robot moves
+            goal = self._to_odom_pose(pose)
             command = RobotCommandBuilder.synchro_se2_trajectory_point_command(
-                pose.x_m, pose.y_m, pose.yaw_rad, frame_name=frames.ODOM
+                goal.x_m, goal.y_m, goal.yaw_rad, frame_name=frames.ODOM
             )
             cid = self._send(command, timeout_s)
             walked = 0.0
             while True:
                 resp = self._feedback(cid)
-                now = self.get_pose()
+                now = self._odom_pose()
                 walked += here.distance_to(now.x_m, now.y_m)
                 here = now
                 mobility = resp.feedback.synchronized_feedback.mobility_command_feedback
@@ -394,7 +458,7 @@ class SpotRobot(Robot):
                 if se2.status == SE2.STATUS_AT_GOAL:
                     break
                 self._wait(deadline, f"goto ({pose.x_m:.2f}, {pose.y_m:.2f})")
-            return MotionResult(here, walked, time.monotonic() - t0)
+            return MotionResult(self._to_episode_pose(here), walked, time.monotonic() - t0)
 
     def capture(self, camera: str = "body", timeout_s: float = 10.0) -> Frame:
         sources = sources_for(camera)
@@ -447,6 +511,8 @@ class SpotRobot(Robot):
         odom_T_camera = frames.a_T_b(
             shot.transforms_snapshot, frames.ODOM, shot.frame_name_image_sensor
         )
+        if self._episode_T_odom is not None:  # then "odom" of the interface is the episode's
+            odom_T_camera = self._episode_T_odom @ odom_T_camera
         return Frame(
             rgb=rgb,
             depth_m=depth_m,
@@ -475,8 +541,8 @@ class SpotRobot(Robot):
         t0 = time.monotonic()
         deadline = t0 + timeout_s
         with self._behavior("inspect"):
-            here = self.get_pose()
-            t = target.as_array()
+            here = self._odom_pose()
+            t = self._to_odom_point(target).as_array()
             d = t[:2] - here.xy()
             dist = float(np.linalg.norm(d))
             u = d / dist if dist > 1e-6 else np.array([1.0, 0.0])
@@ -501,7 +567,7 @@ class SpotRobot(Robot):
             self._wait_arm(cid, deadline, "inspect (gaze)", behavior="inspect")
             wait_s = min(self.config.image_timeout_s, deadline - time.monotonic())
             frame = self.capture("hand", timeout_s=max(0.1, wait_s))
-            reply = self.vlm.answer(frame, question, _project(frame, t))
+            reply = self.vlm.answer(frame, question, _project(frame, target.as_array()))
             self._arm_to("stow", deadline)
             pt, ct = int(reply.prompt_tokens), int(reply.completion_tokens)
             self.counters.vlm_calls += 1
@@ -518,11 +584,12 @@ class SpotRobot(Robot):
                 raise iface.HandOccupied(
                     spot_status.precondition("grasp", iface.HandOccupied).description
                 )
+            aim = self._to_odom_point(target)
             pick = manipulation_api_pb2.PickObjectRayInWorld(
                 ray_start_rt_frame=geometry_pb2.Vec3(
-                    x=target.x_m, y=target.y_m, z=target.z_m + self.config.pick_ray_height_m
+                    x=aim.x_m, y=aim.y_m, z=aim.z_m + self.config.pick_ray_height_m
                 ),
-                ray_end_rt_frame=geometry_pb2.Vec3(x=target.x_m, y=target.y_m, z=target.z_m),
+                ray_end_rt_frame=geometry_pb2.Vec3(x=aim.x_m, y=aim.y_m, z=aim.z_m),
                 frame_name=frames.ODOM,
                 walk_gaze_mode=manipulation_api_pb2.PICK_NO_AUTO_WALK_OR_GAZE,
             )
@@ -545,7 +612,7 @@ class SpotRobot(Robot):
             tree = fb.transforms_snapshot_manipulation_data
             if frames.GRASP_POINT in tree.child_to_parent_edge_map:
                 at = frames.a_T_b(tree, frames.ODOM, frames.GRASP_POINT)[:3, 3]
-                position = Point3.of(at)
+                position = self._to_episode_point(Point3.of(at))
             self._arm_to("carry", deadline)
             return ManipulationResult(time.monotonic() - t0, position, "grasped")
 
@@ -559,10 +626,11 @@ class SpotRobot(Robot):
                     spot_status.precondition("place", iface.HandEmpty).description
                 )
             down = Quat.from_pitch(math.pi / 2)  # gripper pointing at the floor
+            at = self._to_odom_point(location)
             command = RobotCommandBuilder.arm_pose_command(
-                location.x_m,
-                location.y_m,
-                location.z_m + self.config.place_hand_height_m,
+                at.x_m,
+                at.y_m,
+                at.z_m + self.config.place_hand_height_m,
                 down.w,
                 down.x,
                 down.y,

@@ -146,7 +146,7 @@ def open_robot(
     elif kind == "spot":
         from hardware.sessions import spot_session
 
-        with spot_session(hostname, agent_opts or {}) as session:
+        with spot_session(scenario, hostname, agent_opts or {}) as session:
             yield session
     else:
         raise ValueError(f"unknown robot {kind!r}; choose from {', '.join(ROBOTS)}")

@@ -9,6 +9,7 @@ import pytest
 from hardware.sessions import spot_session
 from hardware.spot_robot import SpotConfigError
 from scenarios import cli
+from scenarios.loader import find_scenario, load_scenario
 
 pytestmark = pytest.mark.spot
 
@@ -29,6 +30,7 @@ def test_robot_spot_needs_a_hostname(tmp_path, capsys):
 
 
 def test_a_real_spot_needs_a_vision_model_not_the_heuristic_responder():
+    scenario = load_scenario(find_scenario("jansport_bag"))
     with pytest.raises(SpotConfigError, match="openai"):
-        with spot_session("192.168.80.3", {"llm": "heuristic"}):
+        with spot_session(scenario, "192.168.80.3", {"llm": "heuristic"}):
             pass

@@ -3,6 +3,8 @@ images identical to the simulator's renders, a safe close, and ``cluetwin twin``
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import os
 import re
 import signal
@@ -77,6 +79,7 @@ def test_rpcs_without_a_token_are_refused_but_robot_id_is_open(spot_twin):
     sdk.clear_robots()
 
 
+@pytest.mark.filterwarnings("ignore:read_binary is deprecated:DeprecationWarning")
 def test_tls_needs_the_twins_ca(spot_twin):
     """With Boston Dynamics' own CA (the SDK default) the handshake fails."""
     args = {**spot_twin.connect_args(), "cert_path": None}
@@ -202,3 +205,76 @@ def test_cluetwin_twin_serves_until_interrupted(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+# --------------------------------------------------------------------------- real-robot modes
+
+
+class OperatorEstop:
+    """Another client's E-Stop (the tablet or estop_gui on a real robot)."""
+
+    def __init__(self, twin):
+        from bosdyn.client.estop import EstopClient, EstopEndpoint, EstopKeepAlive
+
+        self.sdk, robot = raw_robot(twin)
+        client = robot.ensure_client(EstopClient.default_service_name)
+        self.endpoint = EstopEndpoint(client, "operator", estop_timeout=9.0)
+        self.endpoint.force_simple_setup()
+        self.keepalive = EstopKeepAlive(self.endpoint)
+
+    def press(self) -> None:
+        self.keepalive.stop()
+
+    def close(self) -> None:
+        self.keepalive.shutdown()
+        self.sdk.clear_robots()
+
+
+def test_external_estop_mode_refuses_to_power_on_without_the_operators_estop(spot_twin):
+    config = dataclasses.replace(CLIENT, estop="external")
+    with pytest.raises(iface.EStopped, match="operator"):
+        SpotRobot.connect(**spot_twin.connect_args(), config=config)
+    assert not spot_twin.robot.motors_on
+
+
+def test_external_estop_mode_runs_under_the_operators_estop_and_stops_with_it(spot_twin, connect):
+    operator = OperatorEstop(spot_twin)
+    try:
+        robot = connect(spot_twin, config=dataclasses.replace(CLIENT, estop="external"))
+        robot.goto(Pose2D(2.6, 2.2, 0.0))
+        operator.press()
+        with pytest.raises(iface.EStopped):
+            robot.goto(Pose2D(4.4, 1.5, 0.0))
+        assert not spot_twin.robot.motors_on and not spot_twin.robot.moving
+    finally:
+        operator.close()
+
+
+def test_episode_start_anchors_the_episode_frame_anywhere_in_odom(spot_twin, connect):
+    """A real Spot's odom starts where it booted: declaring the start pose maps the
+    scenario's frame onto it. Here the twin's odom is the arena's frame, so the episode
+    frame is the arena turned by 90 deg and moved by (10, 20) m."""
+    start = Pose2D(10.0, 20.0, math.pi / 2)  # what the robot, at (1.5, 3.0, 0) in odom, is told
+    robot = connect(spot_twin, config=dataclasses.replace(CLIENT, episode_start=start))
+
+    def episode(x: float, y: float) -> tuple[float, float]:  # arena (= odom) -> episode
+        dx, dy = x - 1.5, y - 3.0
+        return 10.0 - dy, 20.0 + dx
+
+    here = robot.get_pose()
+    assert here.distance_to(10.0, 20.0) < 1e-9 and here.yaw_rad == pytest.approx(math.pi / 2)
+    stand = episode(4.4, 1.5)
+    result = robot.goto(Pose2D(*stand, math.pi / 2))  # facing arena +x, toward the bag
+    assert result.pose.distance_to(*stand) < 1e-6
+    x, y, yaw = spot_twin.robot.pose
+    assert math.hypot(x - 4.4, y - 1.5) < 1e-6 and abs(yaw) < 1e-6
+    frame = robot.capture("body")
+    ahead = frame.odom_T_camera[:3, 2]  # optical axis, in the episode frame
+    assert ahead[1] > 0.9 and math.dist(frame.odom_T_camera[:2, 3], stand) < 1.0
+    bag = episode(5.5, 1.5)
+    grasped = robot.grasp(Point3(*bag, 0.45))
+    assert math.dist((grasped.position.x_m, grasped.position.y_m), bag) < 0.1
+    drop = episode(4.4, 2.8)
+    robot.place(Point3(*drop, 0.0))
+    bag_state = spot_twin.robot.env.world.objects["bag_1"]
+    assert math.hypot(bag_state.x - 4.4, bag_state.y - 2.8) < 1e-5
