@@ -22,7 +22,8 @@ from scenarios.geometry import Footprint
 @dataclass(frozen=True)
 class GridSpec:
     resolution_m: float = 0.1  # cell edge
-    clearance_m: float = 0.45  # base centre keeps this far from obstacles
+    clearance_m: float = 0.65  # base centre keeps this far from obstacles: the disc the body
+    # (1.1 x 0.5 m) and its front camera sweep when turning in place
 
 
 @dataclass

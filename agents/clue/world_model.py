@@ -18,6 +18,7 @@ from agents.robot import Point3, Pose2D, Robot
 from mapping.encoders import FeatureEncoder
 from mapping.grid import Grid2D, cell_centres, cell_of, reachable_mask
 from mapping.grounding import Grounder, GroundingConfig, GroundingResult
+from mapping.traversability import TraversabilityConfig
 from mapping.observation_graph import GraphConfig, ObservationGraph, slug
 from mapping.tsp import solve_tour
 from mapping.voxel_map import VoxelMap, VoxelMapConfig
@@ -38,6 +39,7 @@ class WorldModelConfig:
     frontier_min_cells: int = 6  # smaller frontier fragments are ignored
     max_frontiers: int = 3  # frontier regions offered at once
     stood_radius_m: float = 1.2  # floor around where the robot stood counts as seen and free
+    body_radius_m: float = 0.65  # obstacles are inflated by this for planning and viewpoints
 
 
 class WorldModel:
@@ -55,7 +57,10 @@ class WorldModel:
         self.robot = robot
         self.config = config
         self.map = VoxelMap(map_config or VoxelMapConfig(feature_dim=encoder.dim))
-        self.grounder = Grounder(self.map, encoder, grounding)
+        # the map plans for the body the robot really has: the disc it sweeps turning in place
+        self.grounder = Grounder(
+            self.map, encoder, grounding, TraversabilityConfig(robot_radius_m=config.body_radius_m)
+        )
         # nodes the policy has interacted with must not vanish when a re-query misses them
         self.graph = ObservationGraph(GraphConfig(prune_missing=False))
         self.last_tour: list[str] = []
