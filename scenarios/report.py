@@ -213,13 +213,11 @@ def table1_csv(rows: Sequence[MethodRow], path: Path) -> None:
 
 def table1_figure(rows: Sequence[MethodRow], path: Path) -> None:
     """Success by task type per method (left) and mean token use per method (right)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # the object API: no pyplot, no global backend
 
     types = _types_present(rows)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig = Figure(figsize=(11, 4.2))
+    ax1, ax2 = fig.subplots(1, 2)
     width = 0.8 / max(len(rows), 1)
     x = np.arange(len(types) + 1)
     for i, r in enumerate(rows):
@@ -245,7 +243,6 @@ def table1_figure(rows: Sequence[MethodRow], path: Path) -> None:
     ax2.tick_params(axis="x", labelrotation=20)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def report_run(
