@@ -104,9 +104,13 @@ class GroundingResult:
 
 
 def relevancy_blocks(
-    voxel_map: VoxelMap, text_features: np.ndarray, temperature: float
+    voxel_map: VoxelMap,
+    text_features: np.ndarray,
+    temperature: float,
+    min_logit: float = -math.inf,
 ) -> Iterator[tuple[VoxelBlock, np.ndarray, np.ndarray]]:
-    """Per submap, ``(block, rows, logit)`` for its occupied voxels that carry a feature.
+    """Per submap, ``(block, rows, logit)`` for its occupied voxels that carry a feature
+    and whose logit exceeds ``min_logit``.
 
     ``text_features`` (1 + B, D): the concept, then the background concepts. With
     ``s`` the concept cosine and the map's cached ``log sum_b exp(s_b / T)``,
@@ -117,12 +121,13 @@ def relevancy_blocks(
     voxel_map.set_background(text_features[1:], temperature)
     concept = text_features[:1]
     for block in voxel_map.blocks():
-        valid = block.occupied() & (block.feature_weight > 0)
-        if not valid.any():
-            continue
-        rows = np.flatnonzero(valid)
-        logit = block.similarity(concept)[:, 0] / temperature - block.background
-        yield block, rows, logit[rows]
+        logit = block.similarity(concept)[:, 0]
+        logit /= temperature
+        logit -= block.background
+        keep = (logit > min_logit) & block.occupied() & (block.feature_weight > 0)
+        rows = np.flatnonzero(keep)
+        if rows.size:
+            yield block, rows, logit[rows]
 
 
 def kappa_from_logit(logit: np.ndarray) -> np.ndarray:
@@ -172,10 +177,10 @@ class Grounder:
         thr = self.config.relevancy_threshold
         min_logit = math.log(thr / (1.0 - thr)) if thr > 0 else -math.inf
         pos, kap = [], []
-        for block, rows, logit in relevancy_blocks(self.map, feats, self.config.temperature):
-            keep = logit > min_logit
-            pos.append(block.positions_m(rows[keep]))
-            kap.append(kappa_from_logit(logit[keep]))
+        blocks = relevancy_blocks(self.map, feats, self.config.temperature, min_logit)
+        for block, rows, logit in blocks:
+            pos.append(block.positions_m(rows))
+            kap.append(kappa_from_logit(logit))
         if not pos:
             return np.zeros((0, 3)), np.zeros(0, np.float32), feats
         return np.concatenate(pos), np.concatenate(kap), feats
