@@ -75,11 +75,20 @@ def _cmd_run(args) -> int:
         print("--robot spot needs --hostname (the robot's address)", file=sys.stderr)
         return 2
     out = Path(args.out)
+    agent_opts = {
+        "llm": args.llm,
+        "base_url": args.base_url,
+        "record": args.record,
+        "cache": args.cache,
+        "vlm": args.vlm,
+        "vlm_base_url": args.vlm_base_url,
+    }
     results = run_batch(
         scenarios,
         args.policy,
         out,
         seed=args.seed,
+        agent_opts=agent_opts,
         env_kwargs={"renderer": args.renderer},
         robot=args.robot,
         hostname=args.hostname,
@@ -138,6 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--base-url", default=None, help="OpenAI-compatible endpoint (or CLUETWIN_LLM_BASE_URL)"
     )
     p.add_argument(
+        "--vlm",
+        default="sim",
+        help="sim (answers from the rendered pixels; default) or openai:MODEL (frames as images)",
+    )
+    p.add_argument("--vlm-base-url", default=None, help="vision endpoint, if not --base-url")
+    p.add_argument(
         "--record", default=None, help="record every LLM call to cassettes in this folder"
     )
     p.add_argument("--cache", default=None, help="sqlite response cache file (pay once per prompt)")
@@ -161,9 +176,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_twin)
 
     from scenarios import generator, report
+    from scenarios.finder import capture
 
     generator.add_cli(sub)  # generate
     report.add_cli(sub)  # report
+    capture.add_cli(sub)  # capture-finder
     return ap
 
 

@@ -129,12 +129,17 @@ def open_robot(
     scenario driven by SpotRobot through the real Spot SDK (judged by the twin's env).
     ``spot``: a real Spot at ``hostname`` (no ground truth, so no verdict)."""
     if kind == "sim":
+        from agents.clue import build_vlm
         from envs import SimRobot, SpotWorldEnv
 
+        opts = agent_opts or {}
+        vlm = build_vlm(
+            opts.get("vlm") or "sim", base_url=opts.get("vlm_base_url") or opts.get("base_url")
+        )
         env = SpotWorldEnv(scenario, **(env_kwargs or {}))
         try:
             env.reset(seed=seed)
-            robot = SimRobot(env)
+            robot = SimRobot(env, vlm=vlm)
             yield RobotSession(robot, env.renderer, robot.submit_answer)
         finally:
             env.close()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agents.clue.policy import CLUEAgent
 
-__all__ = ["CLUEAgent", "build_llm", "default_encoder"]
+__all__ = ["CLUEAgent", "build_llm", "build_vlm", "default_encoder"]
 
 
 def build_llm(spec: str = "heuristic", **kwargs):
@@ -15,6 +15,20 @@ def build_llm(spec: str = "heuristic", **kwargs):
     from agents.llm.factory import build_backend
 
     return build_backend(spec, factories={"heuristic": lambda arg: HeuristicResponder()}, **kwargs)
+
+
+def build_vlm(spec: str = "sim", *, base_url: str | None = None):
+    """The VLM behind ``inspect``: ``sim`` (None: the robot's own; the simulator's VLM
+    answers from the rendered pixels) or ``openai:MODEL`` (frames sent as images to an
+    OpenAI-compatible vision endpoint, its own backend so its tokens count apart)."""
+    if spec == "sim":
+        return None
+    from agents.llm.factory import build_backend
+    from agents.vlm import OpenAIVisionBackend
+
+    if not spec.startswith("openai"):
+        raise ValueError(f"unknown VLM {spec!r}; use sim or openai:MODEL")
+    return OpenAIVisionBackend(build_backend(spec, base_url=base_url))
 
 
 _EMBEDDER = None
