@@ -818,7 +818,7 @@ def _mapping(d: dict, indent: int, lines: list[str], first: str | None = None) -
     pad = " " * indent
     for i, (k, v) in enumerate(d.items()):
         lead = first if (i == 0 and first is not None) else pad
-        flat = _flow(v)
+        flat = _scalar(v) if _is_scalar(v) else _flow(v)
         if flat is not None and len(lead) + len(k) + 2 + len(flat) <= WIDTH:
             lines.append(f"{lead}{k}: {flat}")
         elif _foldable(v):
@@ -837,7 +837,7 @@ def _mapping(d: dict, indent: int, lines: list[str], first: str | None = None) -
 
 def _item(item, indent: int, lines: list[str]) -> None:
     pad = " " * indent
-    flat = _flow(item)
+    flat = _scalar(item) if _is_scalar(item) else _flow(item)
     if flat is not None and len(pad) + 2 + len(flat) <= WIDTH:
         lines.append(f"{pad}- {flat}")
     elif _foldable(item):
