@@ -65,6 +65,9 @@ class Episode:
     success: bool
     error: str | None
     values: dict[str, float]  # the numeric fields in COST_COLUMNS
+    answer: str = ""
+    hit: str | None = None  # the object the answer pointed at
+    log: str = ""  # the episode log, for a reader chasing a change
 
     def metric(self, keys: Sequence[str], scale: float) -> float:
         if keys == ("success",):
@@ -90,6 +93,9 @@ def read_episodes(run_dir: str | Path) -> list[Episode]:
                 success=bool(row.get("success", False)),
                 error=row.get("error"),
                 values={k: float(row.get(k) or 0.0) for k in _NUMERIC},
+                answer=str(row.get("answer") or ""),
+                hit=row.get("hit"),
+                log=str(row.get("log") or ""),
             )
         except (json.JSONDecodeError, KeyError, TypeError, ValueError):
             print(f"{path}:{n}: skipped an unreadable line", file=sys.stderr)
@@ -410,6 +416,42 @@ def report_compare(
     return md, [out / "compare.md", out / "compare.csv", out / "changes.csv"]
 
 
+# ---------------------------------------------------------------------------- pinned outcomes
+def write_pins(episodes: Sequence[Episode], path: str | Path) -> Path:
+    """Pin each (method, scenario) outcome to a JSON file a regression gate checks against."""
+    pins: dict[str, dict[str, str]] = {}
+    for e in sorted(episodes, key=lambda e: (e.method, e.scenario)):
+        pins.setdefault(e.method, {})[e.scenario] = "success" if e.success else "failure"
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ordered = {m: pins[m] for m in method_order(pins)}
+    path.write_text(json.dumps(ordered, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def check_pins(episodes: Sequence[Episode], path: str | Path) -> list[str]:
+    """Readable lines, one per pinned outcome that changed or is missing (empty: all hold)."""
+    pins = json.loads(Path(path).read_text(encoding="utf-8"))
+    got = {(e.method, e.scenario): e for e in episodes}
+    lines = []
+    for method in method_order(pins):
+        for scenario, want in sorted(pins[method].items()):
+            e = got.get((method, scenario))
+            if e is None:
+                lines.append(f"{scenario} / {method}: pinned {want}, not run")
+                continue
+            now = "success" if e.success else "failure"
+            if now != want:
+                why = (
+                    f"error {e.error}"
+                    if e.error
+                    else f"answer {e.answer!r} -> {e.hit or 'nothing'}"
+                )
+                where = f" (log {e.log})" if e.log else ""
+                lines.append(f"{scenario} / {method}: pinned {want}, now {now}: {why}{where}")
+    return lines
+
+
 # ---------------------------------------------------------------------------- CLI
 def add_cli(sub) -> None:
     """Register ``cluetwin report`` on an argparse subparsers object."""
@@ -421,6 +463,10 @@ def add_cli(sub) -> None:
     p.add_argument("--no-figure", action="store_true", help="skip the PNG figure")
     p.add_argument("--resamples", type=int, default=10000, help="bootstrap resamples")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--pin", metavar="FILE", help="write the run's outcomes to FILE (JSON)")
+    p.add_argument(
+        "--check-pins", metavar="FILE", help="exit 1, listing each change, if outcomes differ"
+    )
     p.set_defaults(func=_cmd_report)
 
 
@@ -441,4 +487,14 @@ def _cmd_report(args) -> int:
     print(md)
     for f in files:
         print(f"wrote {f}")
+    last = read_episodes(args.runs[-1])
+    if args.pin:
+        print(f"pinned {len(last)} outcomes to {write_pins(last, args.pin)}")
+    if args.check_pins:
+        drift = check_pins(last, args.check_pins)
+        for line in drift:
+            print(f"CHANGED {line}")
+        if drift:
+            return 1
+        print(f"all outcomes pinned in {args.check_pins} hold")
     return 0

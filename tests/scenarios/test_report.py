@@ -245,3 +245,27 @@ def test_cluetwin_report_one_and_two_runs(tmp_path):
     assert rc == 0 and "## b vs a" in out
     assert "| task_5 | clue | occlusion | failure | success |" in out
     assert (tmp_path / "cmp" / "compare.csv").is_file()
+
+
+def test_pinned_outcomes_flag_each_change_readably(tmp_path):
+    a = paper_like_run(tmp_path / "a")
+    pins = tmp_path / "pins.json"
+    rc, out, _ = run_cli("report", str(a), "--no-figure", "--pin", str(pins))
+    assert rc == 0 and "pinned 18 outcomes" in out
+    assert json.loads(pins.read_text(encoding="utf-8"))["clue"]["task_5"] == "failure"
+    rc, out, _ = run_cli("report", str(a), "--no-figure", "--check-pins", str(pins))
+    assert rc == 0 and "hold" in out
+    rows = [json.loads(line) for line in (a / "results.jsonl").read_text().splitlines()]
+    for r in rows:
+        if (r["scenario"], r["policy"]) == ("task_2", "clue"):
+            r.update(success=False, answer="the blue drum", hit="drum_bin", log="logs/t2.jsonl")
+    rows = [r for r in rows if (r["scenario"], r["policy"]) != ("task_4", "oracle")]
+    b = write_run(tmp_path / "b", rows)
+    rc, out, _ = run_cli("report", str(b), "--no-figure", "--check-pins", str(pins))
+    assert rc == 1
+    changed = [line for line in out.splitlines() if line.startswith("CHANGED")]
+    assert changed == [
+        "CHANGED task_4 / oracle: pinned success, not run",
+        "CHANGED task_2 / clue: pinned success, now failure: answer 'the blue drum' -> drum_bin "
+        "(log logs/t2.jsonl)",
+    ]
