@@ -146,7 +146,9 @@ def open_robot(
     elif kind == "twin":
         from hardware.sessions import twin_session
 
-        with twin_session(scenario, seed=seed, env_kwargs=env_kwargs) as session:
+        with twin_session(
+            scenario, seed=seed, env_kwargs=env_kwargs, agent_opts=agent_opts
+        ) as session:
             yield session
     elif kind == "spot":
         from hardware.sessions import spot_session

@@ -29,8 +29,8 @@ def test_robot_spot_needs_a_hostname(tmp_path, capsys):
     assert "--hostname" in capsys.readouterr().err
 
 
-def test_a_real_spot_needs_a_vision_model_not_the_heuristic_responder():
+def test_a_real_spot_needs_a_vision_model_not_the_simulators():
     scenario = load_scenario(find_scenario("jansport_bag"))
-    with pytest.raises(SpotConfigError, match="openai"):
-        with spot_session(scenario, "192.168.80.3", {"llm": "heuristic"}):
+    with pytest.raises(SpotConfigError, match="--vlm openai"):
+        with spot_session(scenario, "192.168.80.3", {"llm": "heuristic", "vlm": "sim"}):
             pass
