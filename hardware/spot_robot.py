@@ -239,12 +239,10 @@ class SpotRobot(Robot):
 
     def _setup(self, timeout_s: float) -> None:
         cfg = self.config
-        if cfg.estop == "own":
-            self._estop_endpoint = EstopEndpoint(
-                self.estop_client, cfg.client_name, estop_timeout=cfg.estop_timeout_s
-            )
-            self._estop_endpoint.force_simple_setup()  # E-Stop first: nothing moves without it
-            self._estop_keepalive = EstopKeepAlive(self._estop_endpoint)
+        t = cfg.rpc_timeout_s
+        if cfg.estop == "own":  # E-Stop first: nothing powers on without it
+            self._estop_endpoint = self._own_estop(t)
+            self._estop_keepalive = EstopKeepAlive(self._estop_endpoint, rpc_timeout_seconds=t)
         elif cfg.estop == "external":
             level = self.estop_client.get_status(timeout=cfg.rpc_timeout_s).stop_level
             if level != estop_pb2.ESTOP_LEVEL_NONE:
@@ -254,6 +252,7 @@ class SpotRobot(Robot):
                 )
         else:
             raise SpotConfigError(f"estop must be 'own' or 'external', not {cfg.estop!r}")
+        self.lease_client.acquire(timeout=t)  # the keep-alive then finds it in the wallet
         self._lease_keepalive = LeaseKeepAlive(
             self.lease_client,
             must_acquire=True,
@@ -275,6 +274,21 @@ class SpotRobot(Robot):
             episode_T_body = frames.planar_matrix(start.x_m, start.y_m, start.yaw_rad)
             odom_T_body = frames.planar_matrix(here.x_m, here.y_m, here.yaw_rad)
             self._episode_T_odom = episode_T_body @ np.linalg.inv(odom_T_body)
+
+    def _own_estop(self, timeout_s: float) -> EstopEndpoint:
+        """``EstopEndpoint.force_simple_setup`` with every RPC bounded by ``timeout_s``:
+        a configuration of this one endpoint, registered, its challenge seeded."""
+        client = self.estop_client
+        endpoint = EstopEndpoint(client, self.config.client_name, self.config.estop_timeout_s)
+        config = estop_pb2.EstopConfig()
+        config.endpoints.add().CopyFrom(endpoint.to_proto())
+        active = client.set_config(
+            config, client.get_config(timeout=timeout_s).unique_id, timeout=timeout_s
+        )
+        endpoint.from_proto(active.endpoints[0])
+        endpoint.from_proto(client.register(active.unique_id, endpoint, timeout=timeout_s))
+        endpoint.stop(timeout=timeout_s)  # the first check-in only fetches a challenge
+        return endpoint
 
     # ------------------------------------------------------------------ errors
     @contextlib.contextmanager
