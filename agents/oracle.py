@@ -15,15 +15,15 @@ from agents.base import Agent, Answer
 from agents.episode_log import EpisodeLog
 from agents.robot import GoalUnreachable, OutOfReach, Point3, Pose2D, Robot, RobotError
 from scenarios.geometry import (
+    Footprint,
     base_heights,
     footprints_overlap,
     object_footprint,
-    robot_footprint,
     wall_footprint,
 )
 from scenarios.schema import OracleStep, Scenario
 
-CLEARANCE_M = 0.5  # keep the base this far from anything (the sim plans with 0.45 m)
+CLEARANCE_M = 0.7  # keep the base this far from anything (the robot sweeps a 0.65 m disc)
 INSPECT_RANGE_M = 2.5  # walk closer than this before inspecting (robot allows 3 m)
 PLACE_RANGE_M = 1.4  # walk closer than this before placing (robot allows 1.6 m)
 
@@ -64,9 +64,8 @@ class OracleAgent(Agent):
                     and y0 + CLEARANCE_M <= y <= y1 - CLEARANCE_M
                 ):
                     continue
-                body = robot_footprint(x, y, yaw)
-                grown = type(body)(body.centre, body.yaw_rad, (body.half_m[0], CLEARANCE_M))
-                if any(footprints_overlap(grown, fp, tol_m=0.0) for fp in obstacles):
+                swept = Footprint((x, y), 0.0, (CLEARANCE_M, CLEARANCE_M), radius_m=CLEARANCE_M)
+                if any(footprints_overlap(swept, fp, tol_m=0.0) for fp in obstacles):
                     continue
                 out.append(Pose2D(x, y, yaw))
                 break

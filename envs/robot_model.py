@@ -96,17 +96,30 @@ def build_robot(client: int) -> int:
     )
 
 
-def place_robot(client: int, body: int, x: float, y: float, yaw: float) -> None:
+def place_robot(
+    client: int, body: int, x: float, y: float, yaw: float, z_offset_m: float = 0.0
+) -> None:
     p.resetBasePositionAndOrientation(
-        body, [x, y, BODY_CENTRE_Z_M], p.getQuaternionFromEuler([0, 0, yaw]), physicsClientId=client
+        body,
+        [x, y, BODY_CENTRE_Z_M + z_offset_m],
+        p.getQuaternionFromEuler([0, 0, yaw]),
+        physicsClientId=client,
     )
 
 
-BODY_CAMERAS = {"body": 0.0, "front": 0.0, "left": math.pi / 2, "right": -math.pi / 2, "back": math.pi}
+BODY_CAMERAS = {
+    "body": 0.0,
+    "front": 0.0,
+    "left": math.pi / 2,
+    "right": -math.pi / 2,
+    "back": math.pi,
+}
 """Spot's body cameras by name: heading offset from the body's +x, radians."""
 
 
-def body_camera_pose(x: float, y: float, yaw: float, mount: CameraMount, camera: str = "body") -> np.ndarray:
+def body_camera_pose(
+    x: float, y: float, yaw: float, mount: CameraMount, camera: str = "body"
+) -> np.ndarray:
     """``odom_T_camera`` of a body camera (front, left, right, back) for base (x, y, yaw)."""
     offset = BODY_CAMERAS[camera]
     out_m = mount.forward_m if offset == 0.0 else (0.3 if abs(offset) < 3 else 0.6)

@@ -258,7 +258,16 @@ class SpotWorldEnv(gym.Env):
             spec, pose = self.hand_spec, hand_camera_pose(x, y, np.asarray(target, float), self.arm)
         else:
             raise ValueError(f"unknown camera {camera!r}; use one of {', '.join([*BODY_CAMERAS, 'hand'])}")
-        rgb, depth, seg = rendering.render(self.client, pose, spec, self.renderer)
+        if camera == "hand":
+            # The arm is modelled stowed; when it reaches out, its own stowed geometry is
+            # not where the gripper camera looks from. Lift the body out of the hand's view.
+            place_robot(self.client, self.robot_body, x, y, yaw, z_offset_m=-10.0)
+            try:
+                rgb, depth, seg = rendering.render(self.client, pose, spec, self.renderer)
+            finally:
+                place_robot(self.client, self.robot_body, x, y, yaw)
+        else:
+            rgb, depth, seg = rendering.render(self.client, pose, spec, self.renderer)
         if self.depth_noise_std_m > 0:
             noise = self.np_random.normal(0.0, self.depth_noise_std_m, depth.shape).astype(
                 np.float32
