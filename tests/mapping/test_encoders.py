@@ -158,6 +158,7 @@ def tiny_clip(tmp_path_factory):
     return model, open_clip.get_tokenizer("TinyTestCLIP"), path
 
 
+@pytest.mark.clip
 @pytest.mark.parametrize("mode", ["patches", "segments"])
 def test_open_clip_checkpoint_loads_through_the_real_loader(tiny_clip, mode):
     from mapping.encoders import OpenClipConfig, OpenClipEncoder
@@ -183,6 +184,7 @@ def test_open_clip_checkpoint_loads_through_the_real_loader(tiny_clip, mode):
         assert a.table.shape == (3, 32) and (a.index[frame.segmentation == -1] == -1).all()
 
 
+@pytest.mark.clip
 def test_open_clip_features_reduce_and_fuse_into_the_map(tiny_clip):
     from mapping.encoders import OpenClipConfig, OpenClipEncoder
     from mapping.grounding import Grounder
@@ -199,6 +201,7 @@ def test_open_clip_features_reduce_and_fuse_into_the_map(tiny_clip):
         assert result.text_features.shape == (6, 16)
 
 
+@pytest.mark.clip
 def test_open_clip_missing_checkpoint_is_an_actionable_error(tiny_clip, tmp_path):
     from mapping.encoders import OpenClipConfig, OpenClipEncoder
 
