@@ -100,7 +100,7 @@ class ObservationGraph:
         self._next_index[stem] = k + 1
         return f"{stem}_{k}"
 
-    def _set_node(self, name: str, kind: str, xy, description: str, **extra) -> str | None:
+    def set_node(self, name: str, kind: str, xy, description: str, **extra) -> str | None:
         """Add or update a node; returns its op line, or None when nothing visible changed."""
         if name not in self.graph:
             self.graph.add_node(name, kind=kind, xy=tuple(xy), description=description, **extra)
@@ -150,7 +150,7 @@ class ObservationGraph:
             name = matched.get(k) or self._new_name(concept)
             names.append(name)
             view = f"near_{name}"
-            line = self._set_node(
+            line = self.set_node(
                 name,
                 "object",
                 cand.xy,
@@ -166,7 +166,7 @@ class ObservationGraph:
                     ops.append(f"remove_node(name={view})")
                 continue
             is_new = view not in self.graph
-            line = self._set_node(view, "region", vp.xy_m, self._region_description(name, vp))
+            line = self.set_node(view, "region", vp.xy_m, self._region_description(name, vp))
             ops += [line] if line else []
             if is_new:
                 self.graph.add_edge(name, view)

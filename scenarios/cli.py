@@ -57,6 +57,10 @@ def _cmd_show(args) -> int:
     scn = _load(args.scenario)
     for path in show_scenario(scn, args.out, renderer=args.renderer):
         print(f"wrote {path}")
+    for concept in args.query or []:
+        from scenarios.show import show_query
+
+        print(f"wrote {show_query(scn, args.out, concept, renderer=args.renderer)}")
     return 0
 
 
@@ -129,6 +133,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("scenario", help="scenario id or path")
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--renderer", default="auto", choices=["auto", "egl", "tiny"])
+    p.add_argument(
+        "--query",
+        action="append",
+        help="also survey with the robot's cameras and draw the relevancy map, candidates, "
+        "viewpoints and tour for this concept (repeatable)",
+    )
     p.set_defaults(func=_cmd_show)
 
     p = sub.add_parser("run", help="run policies on scenarios; writes logs and a results table")

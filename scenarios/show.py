@@ -90,3 +90,46 @@ def show_scenario(scenario: Scenario, out_dir: str | Path, renderer: str = "auto
         return [top, cams]
     finally:
         env.close()
+
+
+def show_query(
+    scenario: Scenario, out_dir: str | Path, concept: str, renderer: str = "auto"
+) -> Path:
+    """Survey the scenario with the robot's cameras, ground ``concept`` in the map built
+    from those frames, and draw the relevancy map with candidates, viewpoints and the
+    tour (``query_<concept>.png``). Uses a fresh world: nothing here counts as an episode."""
+    from envs import SimRobot, SpotWorldEnv
+    from mapping.encoders import SimFeatureEncoder
+    from mapping.grounding import Grounder
+    from mapping.observation_graph import ObservationGraph, slug
+    from mapping.plot import plot_relevancy
+    from mapping.survey import survey, survey_waypoints
+    from mapping.voxel_map import VoxelMap
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    env = SpotWorldEnv(scenario, renderer=renderer)
+    try:
+        env.reset(seed=0)
+        robot = SimRobot(env)
+        start = robot.get_pose()
+        grid = env.occupancy()
+        vmap, encoder = VoxelMap(), SimFeatureEncoder()
+        survey(robot, vmap, encoder, survey_waypoints(grid, start.xy()))
+        env.teleport(start.x_m, start.y_m, start.yaw_rad)
+        result = Grounder(vmap, encoder).query(concept, start.xy(), grid=grid)
+        graph = ObservationGraph()
+        graph.apply(result)
+        path = out / f"query_{slug(concept)}.png"
+        plot_relevancy(
+            vmap,
+            result,
+            path,
+            grid=grid,
+            names=graph.last_names,
+            title=f"{scenario.id}: query '{concept}'",
+        )
+        vmap.close()
+        return path
+    finally:
+        env.close()

@@ -62,3 +62,23 @@ def test_vlm_option_reaches_the_robot(tmp_path, monkeypatch):
     # the oracle's inspect goes to the (unreachable) vision endpoint, not the sim VLM
     log = (tmp_path / "logs" / "field_cart__oracle.jsonl").read_text()
     assert "LLMUnavailable" in log and not row["success"]
+
+
+def test_show_query_draws_the_relevancy_map(tmp_path):
+    from PIL import Image
+
+    rc = main(
+        [
+            "show",
+            "hazard_barrels",
+            "--out",
+            str(tmp_path),
+            "--query",
+            "barrel",
+            "--renderer",
+            "tiny",
+        ]
+    )
+    assert rc == 0
+    img = Image.open(tmp_path / "query_barrel.png")
+    assert img.size[0] > 300 and len(set(img.convert("L").getdata())) > 20

@@ -144,18 +144,18 @@ class WorldModel:
 
     def set_description(self, name: str, description: str) -> str | None:
         a = self.graph.graph.nodes[name]
-        return self.graph._set_node(name, a["kind"], a["xy"], description)
+        return self.graph.set_node(name, a["kind"], a["xy"], description)
 
     def move_node(self, name: str, xy: tuple[float, float], description: str) -> str | None:
         a = self.graph.graph.nodes[name]
         a["exact_xy"] = tuple(xy)
-        return self.graph._set_node(name, a["kind"], xy, description)
+        return self.graph.set_node(name, a["kind"], xy, description)
 
     def _new_region(self, stem: str, xy, description: str) -> tuple[str, str]:
         k = self._counters.get(stem, 0) + 1
         self._counters[stem] = k
         name = f"{stem}_{k}"
-        line = self.graph._set_node(name, "region", xy, description)
+        line = self.graph.set_node(name, "region", xy, description)
         return name, line or ""
 
     # ------------------------------------------------------------------ grounding
