@@ -42,15 +42,18 @@ from typing import Any
 from agents.clue.lexicon import (
     CARRIER_WORDS,
     CARRIERS,
+    CONTENT_MARKERS,
     EMPTY_VIEW,
     OCCLUDERS,
     READ_MARKERS,
+    RECYCLING_WORDS,
     WEAK_OCCLUDERS,
     Intent,
     Requirement,
     concept_of,
     contains_any,
     find_nouns,
+    leading_noun,
     norm_words,
     normalise_text,
     parse_task,
@@ -73,6 +76,8 @@ REGION_OF_M = 3.0  # a region this close to an object can serve as its viewpoint
 MAX_REMOVALS = 2  # coverings taken off one candidate before judging it as it is
 MAX_OCCLUDER_QUERIES = 2  # covering concepts asked for per candidate
 MAX_FAILURES = 2  # an action rejected or failed this often is not proposed again
+MAX_QUERIES_PER_WALK = 2  # after an exploring walk, map queries before walking again
+MAX_PLACE_WALKS = 3  # walks to where such things are usually kept
 WEAK_UNCOVER_MIN_LEFT = 6  # lids are tried only with this many actions left
 ANSWER_EARLY_LEFT = 3  # with this few actions left, answer rather than explore
 SNIPPET_CHARS = 160  # longest quote of an inspection answer in reasons and answers
@@ -275,6 +280,7 @@ class Judgement:
     occluder: str | None
     weak: bool
     score: int
+    cover_words: str = ""  # the VLM's words for a covering seen at the target ("crate lid")
 
 
 def split_answer(answer: str) -> tuple[str, str, str]:
@@ -294,18 +300,33 @@ def _seen(primary: str) -> str:
     return " ".join(phrase.split())[:80]
 
 
+def _names_head(word: str, head: str) -> bool:
+    """Whether a word names an unknown goal noun: the noun itself or a compound ending in
+    it ('multimeter' for 'meter')."""
+    return word == head or (len(head) >= 4 and word.endswith(head))
+
+
 def identity_of(primary: str, whole: str, intent: Intent) -> tuple[str, str]:
-    """Whether the VLM's target is the goal kind: (match|related|other|unknown|nothing, noun)."""
+    """Whether the VLM's target is the goal kind: (match|related|other|unknown|nothing, noun).
+
+    A goal of unknown kind (only a brand was named) is never ruled out by what the thing
+    is; for a goal noun the lexicon does not know, the noun (or a compound ending in it)
+    is a match and another head noun of what was seen is something else."""
+    if not intent.kinds:
+        return ("nothing", "") if contains_any(whole, EMPTY_VIEW) else ("unknown", "")
 
     def classify(text: str) -> tuple[list[str], list[str], list[str]]:
         match, related, other = [], [], []
-        for h in find_nouns(norm_words(text)):
+        toks = norm_words(text)
+        for h in find_nouns(toks):
             if h.concept in intent.kinds or h.phrase in intent.identity:
                 match.append(h.phrase)
             elif h.phrase in intent.related:
                 related.append(h.phrase)
             elif h.concept not in OCCLUDERS and h.concept not in CARRIERS:
                 other.append(h.phrase)
+        if intent.unknown_head:
+            match += [w for w in toks if _names_head(w, intent.head)]
         return match, related, other
 
     match, related, other = classify(primary)
@@ -321,11 +342,34 @@ def identity_of(primary: str, whole: str, intent: Intent) -> tuple[str, str]:
         return "related", related[0]
     if contains_any(whole, EMPTY_VIEW):
         return "nothing", ""
+    if intent.unknown_head:
+        seen_head, hit = leading_noun(_seen(primary))
+        if seen_head and hit is None and len(seen_head) > 2:
+            return "other", seen_head
     return "unknown", ""
 
 
 def _cue_set(cues: Sequence[str]) -> set[str]:
     return {" ".join(norm_words(c)) for c in cues}
+
+
+def _shows_name(name: str, text: str) -> str | None:
+    """The clause of ``text`` in which ``name`` appears as whole words (case, spaces and
+    punctuation aside: 'JanSport' in 'JANSPORT', 'Jan Sport'; 'Chen' not in 'Cheng')."""
+    squash = re.sub(r"[^a-z0-9]", "", name.lower())
+    if not squash:
+        return None
+    for clause in re.split(r"[.;:]", normalise_text(text)):
+        toks = words(clause)
+        for i in range(len(toks)):
+            joined = ""
+            for w in toks[i : i + 3]:
+                joined += w.replace("'", "")
+                if joined == squash:
+                    return clause.strip()
+                if len(joined) >= len(squash):
+                    break
+    return None
 
 
 def evaluate(req: Requirement, primary: str, evidence: str) -> tuple[int, str]:
@@ -344,18 +388,56 @@ def evaluate(req: Requirement, primary: str, evidence: str) -> tuple[int, str]:
         if against:
             return -2, against[0].clause
         return 0, ""
-    if req.kind == "brand":
-        squash = re.sub(r"[^a-z0-9]", "", req.name.lower())
-        for clause in re.split(r"[.;:]", evidence):
-            if squash and squash in re.sub(r"[^a-z0-9]", "", clause.lower()):
-                return 1, clause.strip()
+    if req.kind in ("brand", "name"):
+        clause = _shows_name(req.name, evidence)
+        if clause is not None:
+            return 1, clause
         other = [h for h in scan_cues(evidence, req.counter) if not h.negated]
         if other:
             return -2, other[0].clause
-        names = _proper_names(primary)
+        names = _proper_names(evidence if req.kind == "name" else primary)
         if names:
             return -2, f"it shows the name {names[0]}"
+        if req.kind == "name" and contains_any(evidence, READ_MARKERS):
+            return -2, next(
+                (c.strip() for c in re.split(r"[.;]", evidence) if contains_any(c, READ_MARKERS)),
+                "",
+            )
         return 0, ""
+    if req.kind == "marking":
+        hits = scan_cues(evidence, [*req.positive, *req.counter])
+        pos = _cue_set(req.positive)
+        yes = [h for h in hits if h.cue in pos and not h.negated]
+        if yes:
+            return 1, yes[0].clause
+        denied = [h for h in hits if h.negated]
+        if denied:
+            return -1, denied[0].clause
+        other = [h for h in hits if h.cue not in pos]
+        if other:
+            return -2, other[0].clause
+        return 0, ""
+    if req.kind == "material":
+        pos = _cue_set(req.positive)
+        hits = scan_cues(evidence, [*req.positive, *req.counter, *RECYCLING_WORDS])
+        yes = [h for h in hits if h.cue in pos and not h.negated]
+        if yes:
+            return 1, yes[0].clause
+        if any(h.cue in pos and h.negated for h in hits):
+            return -1, next(h.clause for h in hits if h.cue in pos and h.negated)
+        against = [h for h in hits if h.cue in _cue_set(req.counter) and not h.negated]
+        if against:
+            return -2, against[0].clause
+        recycling = [h for h in hits if h.cue in _cue_set(RECYCLING_WORDS) and not h.negated]
+        if recycling and req.name not in ("organic", "battery"):
+            return 1, recycling[0].clause
+        return 0, ""
+    if req.kind == "descriptor":
+        hits = scan_cues(evidence, req.positive)
+        yes = [h for h in hits if not h.negated]
+        if yes:
+            return 1, yes[0].clause
+        return (-1, hits[0].clause) if hits else (0, "")
     if req.kind == "colour":
         pos_set = _cue_set(req.positive)
         hits = [h for h in scan_cues(primary, [*req.positive, *req.counter]) if not h.negated]
@@ -368,6 +450,11 @@ def evaluate(req: Requirement, primary: str, evidence: str) -> tuple[int, str]:
     # text written on it, or a thing / material on or in it
     hits = scan_cues(evidence, req.positive)
     yes = [h for h in hits if not h.negated]
+    if req.kind == "content":
+        # an empty container, or one whose contents are listed without it, does not hold it
+        empty = [h for h in scan_cues(evidence, ("empty",)) if not h.negated]
+        if empty:
+            return -2, empty[0].clause
     if req.kind == "text":
         toks = set(words(evidence))
         if all(w in toks for w in req.positive):
@@ -376,6 +463,11 @@ def evaluate(req: Requirement, primary: str, evidence: str) -> tuple[int, str]:
         return 1, yes[0].clause
     if any(h.negated for h in hits):
         return -1, next(h.clause for h in hits if h.negated)
+    if req.kind == "content" and contains_any(evidence, CONTENT_MARKERS):
+        return -2, next(
+            (c.strip() for c in re.split(r"[.;]", evidence) if contains_any(c, CONTENT_MARKERS)),
+            "",
+        )
     if contains_any(evidence, READ_MARKERS):
         return -2, next(
             (c.strip() for c in re.split(r"[.;]", evidence) if contains_any(c, READ_MARKERS)), ""
@@ -407,19 +499,31 @@ def judge(answer: str, intent: Intent) -> Judgement:
     primary, evidence, whole = split_answer(answer)
     seen = _seen(primary)
     identity, noun = identity_of(primary, whole, intent)
+    goal_covers = any(k in OCCLUDERS for k in intent.kinds)
     occl = [h for h in scan_cues(primary, STRONG_OCCLUSION) if not h.negated]
-    strong = bool(occl) and not any(k in OCCLUDERS for k in intent.kinds)
+    # what the camera sees at the target is itself a covering: "a black crate lid"
+    _, seen_hit = leading_noun(seen)
+    cover_seen = seen_hit.concept if seen_hit and seen_hit.concept in OCCLUDERS else None
+    cover_seen = None if goal_covers else cover_seen
+    cover_words = ""
+    if cover_seen and seen_hit is not None:
+        occl = occl or scan_cues(seen, (seen_hit.phrase,))[:1]
+        toks = norm_words(seen)
+        before = toks[seen_hit.index - 1] if seen_hit.index > 0 else ""
+        cover_words = f"{before} {seen_hit.phrase}" if concept_of(before) else seen_hit.phrase
+    strong = bool(occl) and not goal_covers
     weak = any(not h.negated for h in scan_cues(primary, WEAK_OCCLUSION))
-    occluder = None
+    occluder = cover_seen
     for h in find_nouns(norm_words(primary)):
+        if occluder is not None:
+            break
         if h.concept in OCCLUDERS and h.concept not in intent.kinds:
             if h.concept not in WEAK_OCCLUDERS or not strong:
                 occluder = h.concept
-                break
     verdicts = [(r, *evaluate(r, primary, evidence)) for r in intent.requirements]
     score = sum(1 for _, v, _ in verdicts if v > 0)
 
-    if identity == "other":
+    if identity == "other" and not cover_seen:
         reason = f"it is a {noun}, not a {intent.head}" if noun else "it is something else"
         return Judgement("ruled_out", "ruled_out", identity, seen, reason, seen, None, False, 0)
     if identity == "nothing":
@@ -429,7 +533,9 @@ def judge(answer: str, intent: Intent) -> Judgement:
     hard_fail = [(r, v, c) for r, v, c in verdicts if v < 0 and not r.soft]
     soft_fail = [(r, v, c) for r, v, c in verdicts if v < 0 and r.soft]
     passed = all(v > 0 or (v == 0 and r.implied) for r, v, _ in verdicts)
-    explicit = identity == "match" or score > 0
+    # identity alone, or a requirement seen on something that may not be the goal, is not
+    # enough: the view must show the goal kind (any kind, when only a brand was named)
+    explicit = identity == "match" or (not intent.kinds and score > 0)
     support = _sentence_with(evidence, next((c for _, v, c in verdicts if v > 0 and c), ""))
     support = support or _sentence_with(primary, primary.split(".")[0]) or seen
     if hard_fail:
@@ -453,7 +559,9 @@ def judge(answer: str, intent: Intent) -> Judgement:
     if strong and settled != "confirmed" and not (settled == "ruled_out" and hard_fail[0][1] == -2):
         status = "occluded"
         reason = f"something covers it ({occl[0].clause})"
-    return Judgement(status, settled, identity, seen, reason, ev, occluder, weak, score)
+    return Judgement(
+        status, settled, identity, seen, reason, ev, occluder, weak, score, cover_words
+    )
 
 
 # --------------------------------------------------------------------------- proposals
@@ -531,7 +639,7 @@ class Situation:
         self.occluders: list[Node] = []
         for n in view.objects():
             c = n.concept
-            canon = concept_of(c)
+            canon = _kind_of(c)
             if c in self.queries_norm or (canon in intent.kinds and canon not in OCCLUDERS):
                 self.cands[n.name] = Cand(n)
             elif canon in OCCLUDERS:
@@ -547,6 +655,8 @@ class Situation:
         self.given_up: set[tuple[str, ...]] = set()  # failed too often: not even walked for
         self.last_move = -1  # history index of the last successful goto
         self.last_query: dict[str, int] = {}  # concept -> history index of its last query
+        self.explorations = 0  # walks made to see more (frontiers, places, far regions)
+        self.queried: set[str] = set()  # every concept asked for
         self._replay()
         self._judge_all()
 
@@ -555,6 +665,8 @@ class Situation:
         failures: dict[tuple[str, ...], int] = {}
         recent: set[tuple[str, ...]] = set()
         frontier_names = {n.name for n in self.view.regions() if _is_frontier(n)}
+        places = {" ".join(norm_words(p)) for p in self.intent.places}
+        viewpoints = {f"near_{n.name}" for n in self.view.objects() if n.concept not in places}
         for i, e in enumerate(self.view.history):
             first = e.args[0] if e.args else ""
             if not e.ok:
@@ -562,6 +674,8 @@ class Situation:
                 recent.add(e.key)
                 if not _moving_helps(e.text):
                     self.given_up.add(e.key)  # walking will not change "covered", "no path"
+                    if e.action == "goto":  # nor will another name for the same floor point
+                        self.given_up |= {("goto", r) for r in self._same_spot(first)}
             if e.action == "inspect" and first in self.cands:
                 c = self.cands[first]
                 self.focus = first
@@ -582,7 +696,8 @@ class Situation:
             elif e.action == "query":
                 q = " ".join(norm_words(first))
                 self.last_query[q] = i
-                covering = concept_of(q) in OCCLUDERS and concept_of(q) not in self.intent.kinds
+                self.queried.add(q)
+                covering = _kind_of(q) in OCCLUDERS and _kind_of(q) not in self.intent.kinds
                 if covering and self.focus in self.cands:
                     self.cands[self.focus].occluder_queries.append(q)
                 else:
@@ -595,8 +710,13 @@ class Situation:
                     self.visited.append(first)
                     self.last_move = i
                     recent.clear()
-                    if first in frontier_names or first.startswith("frontier"):
+                    if (
+                        first in frontier_names
+                        or first.startswith("frontier")
+                        or first not in viewpoints
+                    ):
                         self.queries_since_explore = []
+                        self.explorations += 1
                 else:
                     self.at_region = None
         self.given_up |= {k for k, n in failures.items() if n >= MAX_FAILURES}
@@ -659,6 +779,13 @@ class Situation:
                     c.status, c.duplicate_of = "duplicate", twin.name
 
     # ------------------------------------------------------------------ geometry helpers
+    def _same_spot(self, region: str) -> list[str]:
+        """Regions at the floor point of ``region`` (viewpoints of look-alike candidates)."""
+        node = self.view.nodes.get(region)
+        if node is None:
+            return []
+        return [r.name for r in self.view.regions() if r.dist(node.xy) <= SAME_SPOT_M]
+
     def robot_dist(self, node: Node) -> float:
         return node.dist(self.view.robot_xy)
 
@@ -751,15 +878,10 @@ class Situation:
                     yield from self.uncover(c, weak=True)
         if best is not None and v.left <= ANSWER_EARLY_LEFT:
             yield self.answer_best()
-        for q in self.intent.queries:
-            if " ".join(norm_words(q)) not in self.queries_since_explore:
-                yield Proposal(
-                    "query",
-                    {"concept": q},
-                    self._why_query(q),
-                )
+        yield from self.ask_the_map()
         if best is not None and best.status == "partial":
             yield self.answer(best)  # it serves the purpose; only a wish is unmet
+        yield from self.search_places()
         for f in sorted(
             (r for r in v.regions() if _is_frontier(r) and r.name not in self.visited),
             key=lambda r: (round(self.robot_dist(r), 3), r.name),
@@ -770,7 +892,7 @@ class Situation:
                 f"The map shows no unexamined {self.intent.head}; exploring {f.name} may "
                 "reveal more of the area before querying again.",
             )
-        if best is None and not self.found_any:
+        if best is None:
             for r in sorted(
                 (r for r in v.regions() if r.name not in self.visited and not _is_frontier(r)),
                 key=lambda r: (-round(self.robot_dist(r), 3), r.name),
@@ -785,6 +907,57 @@ class Situation:
         yield self.answer_none()
         for q in self.intent.queries:
             yield Proposal("query", {"concept": q}, self._why_query(q))
+
+    def ask_the_map(self) -> Iterator[Proposal]:
+        """The goal's concepts, precise to broad. Before the robot has walked anywhere to
+        see more, all of them; after each such walk at most two (the precise one and the
+        broadest), so that exploring does not become re-asking everything at every step."""
+        queries = list(self.intent.queries)
+        if self.explorations:
+            if len(self.queries_since_explore) >= MAX_QUERIES_PER_WALK:
+                return
+            queries = list(dict.fromkeys([queries[0], queries[-1]]))
+        for q in queries:
+            if " ".join(norm_words(q)) not in self.queries_since_explore:
+                yield Proposal("query", {"concept": q}, self._why_query(q))
+
+    def search_places(self) -> Iterator[Proposal]:
+        """Where things of the goal's kind are usually kept: walk to the places the map
+        found (nearest first), else ask it for the next place; the goal is asked for
+        again from there."""
+        places = {" ".join(norm_words(p)): p for p in self.intent.places}
+        if not places:
+            return
+        walked = [r for r in self.visited if r.startswith("near_") and self._is_place(r[5:])]
+        if len(set(walked)) < MAX_PLACE_WALKS:
+            nodes = sorted(
+                (n for n in self.view.objects() if n.concept in places),
+                key=lambda n: (round(self.robot_dist(n), 3), n.name),
+            )
+            for n in nodes:
+                for r in self.region_for(n)[:1]:
+                    if r not in self.visited and r != self.at_region:
+                        yield Proposal(
+                            "goto",
+                            {"region": r},
+                            f"No {self.intent.head} is on the map yet; {n.name} is a "
+                            f"{n.concept}, where such things are often kept: look from {r}.",
+                        )
+        if self.explorations and len(self.queries_since_explore) >= MAX_QUERIES_PER_WALK:
+            return
+        for norm, place in places.items():
+            if norm not in self.queried:
+                yield Proposal(
+                    "query",
+                    {"concept": place},
+                    f"The map finds no {self.intent.head}; it is often kept near a {place}, "
+                    f"so ground '{place}' and search there.",
+                )
+
+    def _is_place(self, name: str) -> bool:
+        node = self.view.nodes.get(name)
+        places = {" ".join(norm_words(p)) for p in self.intent.places}
+        return node is not None and node.kind == "object" and node.concept in places
 
     def _why_query(self, q: str) -> str:
         if not self.queries_since_explore:
@@ -849,25 +1022,32 @@ class Situation:
     def uncover(self, c: Cand, *, weak: bool) -> Iterator[Proposal]:
         j = c.judgement
         want = (j.occluder if j else None) or ("lid" if weak else None)
-        kinds = WEAK_OCCLUDERS if weak else tuple(o for o in OCCLUDERS if o not in WEAK_OCCLUDERS)
+        if want and not weak:
+            kinds: tuple[str, ...] = OCCLUDERS  # the view named the covering: a lid as well
+        else:
+            kinds = (
+                WEAK_OCCLUDERS if weak else tuple(o for o in OCCLUDERS if o not in WEAK_OCCLUDERS)
+            )
         near = sorted(
             (
                 o
                 for o in self.occluders
-                if concept_of(o.concept) in kinds
+                if _kind_of(o.concept) in kinds
                 and o.name not in self.placed
                 and o.name not in self.grasped
                 and not o.moved
                 and o.dist(c.node.xy) <= OCCLUDER_MATCH_M
             ),
             key=lambda o: (
-                concept_of(o.concept) != want,
+                _kind_of(o.concept) != want,
                 round(o.dist(c.node.xy), 3),
                 o.name,
             ),
         )
         if not near:
-            order = [want] if want else []
+            # the VLM's own words first ("crate lid"), then the kind of covering
+            order = [j.cover_words] if j and j.cover_words and j.cover_words != want else []
+            order += [want] if want else []
             order += [k for k in kinds if k != want]
             if len(c.occluder_queries) < MAX_OCCLUDER_QUERIES:
                 for k in order:
@@ -1007,6 +1187,15 @@ _DISTANCE_WORDS = (
 def _moving_helps(failure: str) -> bool:
     """Whether a rejection is about distance (or a full gripper), which acting can fix."""
     return contains_any(failure, _DISTANCE_WORDS)
+
+
+def _kind_of(concept: str) -> str | None:
+    """The lexicon kind a map concept names, by its last word when the whole phrase is not
+    known ('crate lid' -> lid, 'box flaps' -> lid)."""
+    kind = concept_of(concept)
+    if kind is None and concept.split():
+        kind = concept_of(concept.split()[-1])
+    return kind
 
 
 def _is_frontier(node: Node) -> bool:

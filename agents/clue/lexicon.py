@@ -55,7 +55,7 @@ OBJECTS: dict[str, tuple[str, ...]] = {
         "utility cart, service cart"
     ),
     "wheelbarrow": ("wheelbarrow", "barrow"),
-    "bicycle": ("bicycle", "bike"),
+    "bicycle": ("bicycle", "bike", "road bike", "mountain bike", "ebike"),
     "scooter": ("scooter",),
     # bags and luggage
     "backpack": ("backpack", "rucksack", "knapsack", "daypack", "bookbag", "school bag"),
@@ -65,7 +65,10 @@ OBJECTS: dict[str, tuple[str, ...]] = {
     ),
     "suitcase": ("suitcase", "luggage", "carry on"),
     # furniture
-    "table": ("table", "work table", "worktable", "side table", "coffee table", "dining table"),
+    "table": _w(
+        "table, work table, worktable, side table, coffee table, dining table, picnic table, "
+        "patio table"
+    ),
     "desk": ("desk", "writing desk", "office desk", "standing desk"),
     "workbench": ("workbench", "work bench"),
     "bench": ("bench",),
@@ -85,6 +88,7 @@ OBJECTS: dict[str, tuple[str, ...]] = {
     "tool": ("tool", "wrench", "spanner", "hammer", "screwdriver", "pliers", "drill"),
     "ladder": ("ladder", "stepladder", "step ladder"),
     "fire extinguisher": ("fire extinguisher", "extinguisher"),
+    "fire blanket": ("fire blanket",),
     "helmet": ("helmet", "hard hat", "hardhat"),
     "cone": ("cone", "traffic cone", "safety cone"),
     "hose": ("hose", "garden hose"),
@@ -96,7 +100,7 @@ OBJECTS: dict[str, tuple[str, ...]] = {
     "vacuum": ("vacuum", "vacuum cleaner", "hoover"),
     "flashlight": ("flashlight", "torch", "lantern"),
     "lamp": ("lamp", "desk lamp", "floor lamp"),
-    "umbrella": ("umbrella",),
+    "umbrella": ("umbrella", "parasol", "sunshade"),
     "scissors": ("scissors", "shears"),
     "knife": ("knife", "box cutter", "utility knife"),
     "saw": ("saw", "handsaw"),
@@ -113,7 +117,7 @@ OBJECTS: dict[str, tuple[str, ...]] = {
     "drone": ("drone",),
     # household things
     "vase": ("vase", "urn"),
-    "plant": ("plant", "potted plant", "houseplant", "fern", "succulent", "cactus", "flower"),
+    "plant": _w("plant, potted plant, houseplant, fern, succulent, cactus, flower, planter, shrub"),
     "bottle": ("bottle", "flask", "water bottle"),
     "cup": ("cup", "mug", "tumbler"),
     "bowl": ("bowl",),
@@ -141,7 +145,16 @@ OBJECTS: dict[str, tuple[str, ...]] = {
     "blanket": ("blanket",),
     "cloth": ("cloth", "rag", "fabric"),
     "cover": ("cover", "dust cover", "covering"),
-    "lid": ("lid",),
+    "lid": ("lid", "flap", "box flap", "cap lid"),
+    # more things a VLM names, so that a look-alike is recognised as something else
+    "toy": ("toy", "plush", "plush toy", "stuffed toy", "stuffed animal", "teddy bear", "doll"),
+    "fridge": ("fridge", "refrigerator", "freezer"),
+    "sink": ("sink", "basin"),
+    "tree": ("tree",),
+    "car": ("car", "hatchback", "sedan", "van"),
+    "jar": ("jar",),
+    "speaker": ("speaker",),
+    "envelope": ("envelope",),
 }
 """Canonical concept -> words that name the same kind of thing (singular, lower case)."""
 
@@ -265,6 +278,7 @@ class EvidenceClass:
     counter: tuple[str, ...]  # answer words that speak against it
     question: str  # what to ask the VLM
     claim: str  # how the goal states it
+    scope: tuple[str, ...] = ()  # functions or goal kinds it applies to (empty: any goal)
 
 
 EVIDENCE: dict[str, EvidenceClass] = {
@@ -312,12 +326,197 @@ EVIDENCE: dict[str, EvidenceClass] = {
         question="Does it have wheels?",
         claim="on wheels",
     ),
+    "stable": EvidenceClass(
+        name="stable",
+        triggers=_w("safely, safe to stand, sturdy, stable, steady, secure, solid, won't wobble"),
+        positive=_w(
+            "stable, sturdy, steady, solid, secure, locked, non slip, anti slip, non skid, "
+            "rubber feet, braced, firm, rigid"
+        ),
+        counter=_w(
+            "wobble, wobbly, wobbling, cracked, crack, broken, unstable, rickety, flimsy, roll, "
+            "rolling, caster, castor, wheel, swivel, swivelling, swiveling, flex, flexing, "
+            "collapsible, loose, damaged, tippy, tilt, tilting, bent, sagging"
+        ),
+        question="Is it sturdy and stable enough to stand on safely (no wheels, no damage)?",
+        claim="that is stable enough to stand on",
+        scope=("climb", "ladder", "stool", "chair", "bench", "box", "crate", "table"),
+    ),
+    "shade": EvidenceClass(
+        name="shade",
+        triggers=_w(
+            "shade, shady, shaded, out of the sun, in the sun, sunny, sunshine, scorching, "
+            "sweltering, boiling hot, too hot, sunburn, heat"
+        ),
+        positive=_w(
+            "shade, shaded, shady, parasol, umbrella, canopy, awning, gazebo, pergola, roofed, "
+            "under a tree, under the tree, sheltered, shelter, out of the sun"
+        ),
+        counter=_w(
+            "full sun, direct sun, direct sunlight, sunny, exposed, in the sun, folded, closed, "
+            "shut, furled"
+        ),
+        question="Is it in the shade (a parasol, canopy or tree over it), or in the sun?",
+        claim="in the shade",
+    ),
+    "electrical": EvidenceClass(
+        name="electrical",
+        triggers=_w(
+            "electrical, electric, electronic, electronics, power, plug, socket, outlet, wire, "
+            "wiring, cable, cord, charger, charging, battery, batteries, soldering, computer, "
+            "laptop, server, appliance, toaster, kettle, microwave, spark, sparks, sparking, "
+            "voltage, circuit, fuse, power strip, extension lead, printer, monitor"
+        ),
+        positive=_w("electrical, electric, co2, carbon dioxide, dry powder, powder, class c"),
+        counter=_w("water, foam, wet chemical"),
+        question="What does its label say: which kind of extinguisher, and is it safe on "
+        "electrical fires?",
+        claim="safe to use on an electrical fire",
+        scope=("fire", "fire extinguisher"),
+    ),
+    "capacity": EvidenceClass(
+        name="capacity",
+        triggers=_w(
+            "robot, furniture, sofa, couch, fridge, refrigerator, freezer, wardrobe, mattress, "
+            "piano, machine, generator, engine, motor, washing machine, heavy, bulky, heavy load"
+        ),
+        positive=_w(
+            "heavy duty, large, big, wide, spacious, flatbed, platform, rated, sturdy, long, "
+            "full size"
+        ),
+        counter=_w("small, little, tiny, mini, compact, light duty, narrow, toy"),
+        question="How big is its load surface, and how much weight can it take?",
+        claim="big and strong enough for the load",
+        scope=("transport",),
+    ),
 }
+"""Properties a task may ask for (the ``capacity`` class only ever rules out: a cart
+bought to move a robot is assumed big enough unless the view says it is small)."""
+
+IMPLIED_EVIDENCE = ("capacity",)
+"""Evidence classes that are assumed to hold unless an inspection denies them."""
 
 SURFACE_COMPLEMENTS = ("laptop", "monitor", "tablet", "keyboard")
 """Things a task may want to rest on the goal object: they ask for the surface class."""
 
 BRAND_MARKERS = _w("logo, brand, branded, branding, emblem, trademark, made by, manufacturer")
+
+BRAND_CATEGORIES: dict[str, str] = {
+    **dict.fromkeys(
+        _w("jansport, osprey, deuter, eastpak, herschel, fjallraven, kanken, targus, camelbak"),
+        "backpack",
+    ),
+    **dict.fromkeys(_w("samsonite, rimowa, tumi, delsey, travelpro"), "suitcase"),
+    **dict.fromkeys(_w("nalgene, thermos, hydroflask, kleankanteen, sigg, contigo"), "bottle"),
+    **dict.fromkeys(
+        _w("trek, giant, canyon, cannondale, specialized, brompton, bianchi, raleigh, scott"),
+        "bicycle",
+    ),
+    **dict.fromkeys(_w("dewalt, makita, milwaukee, ryobi, hilti, metabo, festool"), "drill"),
+    **dict.fromkeys(_w("fluke, multimeter"), "multimeter"),
+    **dict.fromkeys(_w("macbook, thinkpad, chromebook"), "laptop"),
+    **dict.fromkeys(_w("iphone, galaxy"), "phone"),
+    **dict.fromkeys(_w("ipad, kindle"), "tablet"),
+    **dict.fromkeys(_w("gopro, polaroid, nikon, canon"), "camera"),
+    **dict.fromkeys(_w("dyson, roomba, hoover"), "vacuum"),
+    **dict.fromkeys(_w("maglite"), "flashlight"),
+    **dict.fromkeys(_w("lego"), "toy"),
+    **dict.fromkeys(_w("moleskine"), "notebook"),
+    **dict.fromkeys(_w("leatherman"), "tool"),
+    **dict.fromkeys(_w("stanley, yeti"), "cup"),
+}
+"""Well-known brand (squashed to lower-case letters and digits) -> what kind of thing it
+makes, for tasks that name only the brand ("my JanSport")."""
+
+PERSONAL_CONTAINERS = ("bag", "case", "box")
+"""Where an unknown brand's thing may be found: things people carry their belongings in
+(queried before a catch-all "object"; the brand seen on inspection decides)."""
+
+TECH_TERMS = frozenset(
+    _w(
+        "lipo, li, ion, nimh, led, leds, usb, hdmi, gps, co2, aa, aaa, ac, dc, pc, tv, wifi, 3d, "
+        "lcd, rgb, diy, pvc, ups, sd, ssd, hdd, cpu, gpu, ram, dvd, cd, id, it, hr, pdf, abc"
+    )
+)
+"""Capitalised words that name a technology, not a brand ("LiPo balance charger")."""
+
+TITLES = frozenset(_w("dr, mr, mrs, ms, mx, miss, prof, professor, sir, madam, dame"))
+"""Words that put a person's name after them ("Dr. Chen", "Prof. Alvarez")."""
+
+PLACES: dict[str, tuple[str, ...]] = {
+    "bicycle": ("bike rack",),
+    "scooter": ("bike rack",),
+    "backpack": ("desk", "chair"),
+    "bag": ("desk", "chair"),
+    "suitcase": ("door", "desk"),
+    "jacket": ("chair", "coat rack"),
+    "hat": ("coat rack", "desk"),
+    "umbrella": ("door", "coat rack"),
+    "box": ("shelf", "desk"),
+    "toolbox": ("workbench", "shelf"),
+    "tool": ("workbench", "toolbox"),
+    "laptop": ("desk", "table"),
+    "phone": ("desk", "table"),
+    "tablet": ("desk", "table"),
+    "camera": ("desk", "shelf"),
+    "book": ("shelf", "desk"),
+    "cup": ("table", "counter"),
+    "bottle": ("table", "counter"),
+    "plate": ("table", "counter"),
+    "bowl": ("table", "counter"),
+    "fire extinguisher": ("door", "wall"),
+    "flashlight": ("shelf", "drawer"),
+}
+"""Where things of a kind are usually kept: searched once the thing itself is not found."""
+
+SMALL_THING_PLACES = ("workbench", "table", "shelf")
+"""Where an unknown (hand-sized) thing is looked for when the map does not find it."""
+
+CONTAINER_KINDS = frozenset(
+    _w(
+        "box, crate, bin, bag, backpack, suitcase, basket, bucket, barrel, drawer, cabinet, "
+        "container, toolbox, canister, tank, jar, bottle, cup, bowl"
+    )
+)
+"""Kinds that hold things inside them ("which crate is it in?")."""
+
+PACKED_CONTAINERS = ("box", "crate", "container", "bag", "suitcase")
+"""Where something "got packed" when the task does not say in what."""
+
+CONTENT_MARKERS = _w(
+    "inside, contains, containing, holds, holding, full of, filled with, packed with, stacked "
+    "with, loaded with, empty"
+)
+"""Words with which a VLM lists (or denies) what a container holds."""
+
+MATERIALS: dict[str, tuple[str, ...]] = {
+    "plastic": _w("plastic, plastics, pet, packaging, tub, tubs"),
+    "glass": _w("glass, jar, jars"),
+    "paper": _w("paper, card, cardboard, newspaper, magazine, carton"),
+    "metal": _w("metal, can, cans, tin, tins, aluminium, aluminum, foil, steel"),
+    "organic": _w("food, organic, compost, garden waste, biodegradable, peel, leftovers"),
+    "battery": _w("battery, batteries, electronics, e waste, weee"),
+}
+"""Waste material family -> the words a bin's label uses for it."""
+
+ITEM_MATERIAL = {
+    "jar": "glass",
+    "newspaper": "paper",
+    "magazine": "paper",
+    "envelope": "paper",
+    "cardboard": "paper",
+    "carton": "paper",
+    "tin": "metal",
+    "foil": "metal",
+    "battery": "battery",
+    "peel": "organic",
+    "core": "organic",
+    "leftovers": "organic",
+}
+"""The material of common waste items, when the task does not name it."""
+
+GENERAL_WASTE = _w("general waste, landfill, residual waste, non recyclable, rubbish only")
+RECYCLING_WORDS = _w("recycling, recyclable, recyclables, mixed recycling")
 
 READ_MARKERS = ("reads", "says", "written", "printed", "reading", "saying", "states")
 
@@ -377,8 +576,9 @@ FUNCTIONS: tuple[Function, ...] = (
     ),
     Function(
         "dispose",
-        _forms("dispose", "discard")
-        + ("throw away", "throw out", "get rid of", "rubbish", "garbage", "trash", "litter"),
+        _forms("dispose", "discard", "recycle")
+        + ("throw away", "throw out", "get rid of", "rubbish", "garbage", "trash", "litter")
+        + ("finished", "done with", "used up", "bin it"),
         ("bin", "trash can", "dumpster"),
         "to throw things away",
     ),
@@ -399,7 +599,11 @@ FUNCTIONS: tuple[Function, ...] = (
     ),
     Function(
         "climb",
-        _forms("climb", "reach") + ("high shelf", "top shelf", "get up to", "step on"),
+        _forms("climb", "reach")
+        + _w(
+            "high shelf, top shelf, get up to, get up on, step on, step up, stand on, standing on, "
+            "stand up on, climb onto, climb on, up high, high cupboard"
+        ),
         ("ladder", "step stool", "stool", "chair"),
         "to reach high places",
     ),
@@ -421,9 +625,20 @@ FUNCTIONS: tuple[Function, ...] = (
     ),
     Function(
         "fire",
-        _forms("extinguish") + ("put out the fire", "put out a fire", "fire", "blaze", "flames"),
-        ("fire extinguisher",),
+        _forms("extinguish")
+        + _w(
+            "put out the fire, put out a fire, fire, blaze, flames, put it out, put this out, "
+            "put them out, smoke, smoking, smouldering, burning, caught fire, on fire"
+        ),
+        ("fire extinguisher", "fire blanket"),
         "to fight a fire",
+    ),
+    Function(
+        "eat",
+        _forms("eat")
+        + _w("ate, lunch, dinner, breakfast, meal, picnic, snack, sandwich, have our food"),
+        ("picnic table", "table", "bench"),
+        "to eat at",
     ),
     Function(
         "cut",
@@ -497,6 +712,9 @@ _IRREGULAR = {
     "shears": "shears",
     "glasses": "glasses",
     "series": "series",
+    "thermos": "thermos",
+    "lens": "lens",
+    "canvas": "canvas",
 }
 _NO_SINGULAR_ENDINGS = ("ss", "us", "is", "ous", "ics")
 
@@ -655,8 +873,11 @@ def colour_family(word: str) -> str | None:
 class Requirement:
     """A condition an inspection answer must meet for a candidate to satisfy the task.
 
-    ``kind``: ``evidence`` (an :class:`EvidenceClass` by ``name``), ``brand``, ``colour``,
-    ``text`` (words written on it), ``content`` (a named thing or material on or in it).
+    ``kind``: ``evidence`` (an :class:`EvidenceClass` by ``name``), ``brand``, ``name`` (a
+    person's name on its label), ``colour``, ``text`` (words written on it), ``content`` (a
+    named thing or material on or in it), ``marking`` (what a sticker, tag or print on it
+    shows: the ``positive`` words; ``counter`` names the carrier), ``material`` (what a bin
+    takes), ``descriptor`` (words of the goal's name: "road" bike, "impact" driver).
     ``soft``: a wish ("ideally ..."): failing it does not rule a candidate out.
     ``implied``: the goal kind usually has it (a cart has wheels): only a denial counts.
     """
@@ -685,6 +906,8 @@ class Intent:
     outdoor: bool = False
     identity: tuple[str, ...] = field(default=())  # words that name a goal kind
     related: tuple[str, ...] = field(default=())  # broader words ("bag" for a backpack)
+    places: tuple[str, ...] = ()  # where such things are kept (searched when not found)
+    unknown_head: bool = False  # the goal noun is not in the lexicon ("meter", "charger")
 
     @property
     def hard(self) -> tuple[Requirement, ...]:
@@ -712,6 +935,8 @@ class Intent:
         """The VLM question for an inspection of a candidate."""
         if self.function:
             first = f"What is this, and could it serve {self.purpose}?"
+        elif not self.kinds:
+            first = "What is this?"
         else:
             first = f"What is this; is it a {self.head}?"
         parts = [first] + [r.question for r in self.requirements if r.question]
@@ -719,15 +944,21 @@ class Intent:
         return " ".join(dict.fromkeys(parts))
 
 
+# --------------------------------------------------------------------------- reading a task
+
 _DETERMINERS = frozenset(
     "the a an my your his her our their its this that these those some any one another "
     "me us him them i you we it".split()
+)
+_ARTICLES = frozenset(
+    "the a an my your his her our their its this that these those some any another every each "
+    "no".split()
 )
 _ADJECTIVES = frozenset(
     "big small large little old new heavy light empty full tall short long wide narrow "
     "round square flat plastic metal wooden steel cardboard leather dark bright clean dirty "
     "broken spare favourite favorite usual own same other second first third last nearest "
-    "closest biggest smallest lost missing blue-ish".split()
+    "closest biggest smallest lost missing blue-ish right correct proper best good".split()
 )
 _PREPOSITIONS = frozenset(
     "for on onto with without of to in into under beneath beside near next behind from by "
@@ -738,15 +969,78 @@ _SEARCH_VERBS = frozenset(
     "find locate get fetch bring grab take pick retrieve see spot show identify check "
     "inspect examine reach".split()
 )
-_GENERIC_HEADS = frozenset("something anything thing object item stuff one whatever".split())
+_GENERIC_HEADS = frozenset(
+    "something anything thing object item stuff one whatever somewhere someplace anywhere "
+    "place spot way".split()
+)
+_MODALS = frozenset("can could would will shall should may might must".split())
+_AUXILIARIES = frozenset(
+    "is are was were be been being am do does did has have had get got gets getting "
+    "it's that's there's here's i'm i've i'd i'll you're we're they're".split()
+)
+_PRONOUN_HEADS = frozenset(
+    "it them they this that these those one ones mine yours ours theirs hers his he she "
+    "him her me us i you we someone somebody".split()
+)
+_CONJUNCTIONS = frozenset(
+    "and or but so because since while if when than then nor yet until unless though".split()
+)
+_RELATIVES = frozenset("that which who whom whose where what why how".split())
+_ADVERBS = frozenset(
+    "please here there now today again too also already just still somewhere anywhere "
+    "everywhere around down up away out off back soon yesterday tomorrow tonight earlier "
+    "later ever really very quickly safely".split()
+)
+_PHRASE_VERBS = frozenset(
+    "labelled labeled marked called named tagged packed put stored left placed kept hidden "
+    "sitting standing lying holding containing filled covered need needs want wants think "
+    "keep keeps go goes went ended end came come arrived ran runs belong belongs holds hold "
+    "contains contain carries sits sit stands lies looks seems includes fits".split()
+)
+_NP_STOP = (
+    _PREPOSITIONS | _MODALS | _AUXILIARIES | _CONJUNCTIONS | _RELATIVES | _ADVERBS
+    | _PHRASE_VERBS | {"to", "not", "no", "n't"}
+)  # fmt: skip
 _STOP = (
     _DETERMINERS
     | _PREPOSITIONS
+    | _MODALS
+    | _AUXILIARIES
     | frozenset(
         "is are was were be been am do does did find locate get fetch bring show where what which "
-        "who how please need want look search see and or so if then there here somewhere around "
-        "think left it".split()
+        "who how please need want look looking search see and or so if then there here somewhere "
+        "around think left it can't won't i'm i've it's".split()
     )
+)
+_REQUEST_LEAD = frozenset(
+    "need needs want wants have has had like love trying try going please help me us able how "
+    "where".split()
+)
+_SEARCH_PHRASES: tuple[tuple[str, ...], ...] = tuple(
+    sorted(
+        {
+            tuple(p.split())
+            for p in _w(
+                "find, locate, get, fetch, bring, grab, retrieve, spot, show, identify, track, "
+                "track down, hunt down, look for, looking for, look around for, looking around "
+                "for, search for, searching for, hunt for, hunting for, seek, seeking, point me "
+                "to, point out, take me to, lead me to, direct me to, need, want, where is, where "
+                "are, where's, where, have you seen, has anyone seen, is there, are there, which, "
+                "what, where did i leave, where did i put, where have i left, where have i put, "
+                "where did i drop, where did i set, lost, misplaced"
+            )
+        },
+        key=lambda p: (-len(p), p),
+    )
+)
+_NOT_SEARCH_NEXT = frozenset("rid to up ready done started going used".split())
+_PACK_VERBS = frozenset(
+    "packed pack packing put stored stowed placed kept left hidden tucked dropped loaded shipped "
+    "boxed went ended stashed".split()
+)
+_PACK_PREPOSITIONS = frozenset("in into inside onto on under within".split())
+_GENERIC_CONTENT = frozenset(
+    "content contents stuff thing things something anything item items inside room space".split()
 )
 
 
@@ -757,22 +1051,30 @@ class _Tok:
     norm: str
     sentence: int
     initial: bool  # first word of its sentence (capitalisation says nothing)
+    clause: int  # clauses end at any punctuation mark between words
 
 
 def _task_tokens(task: str) -> list[_Tok]:
     out: list[_Tok] = []
     text = normalise_text(task)
-    sentence, initial = 0, True
+    sentence, clause, initial = 0, 0, True
     pos = 0
     for m in _WORD_RE.finditer(text):
         gap = text[pos : m.start()]
-        if re.search(r"[.!?;:]", gap):
+        prev = out[-1] if out else None
+        # "Dr. Chen", "J. Smith": a title or an initial before a full stop ends no sentence
+        abbrev = prev is not None and (prev.low in TITLES or re.fullmatch(r"[A-Z]", prev.text))
+        if re.search(r"[.!?;:]", gap) and not (abbrev and re.fullmatch(r"\.\s*", gap)):
             sentence += 1 if re.search(r"[.!?]", gap) else 0
             initial = True
         if re.search(r"[\"']\s*$", gap):
             initial = True
+        if re.search(r"[.!?;:,()\"]|\s[-\u2014]\s|\s-|-\s", gap) and not (
+            abbrev and re.fullmatch(r"\.\s*", gap)
+        ):
+            clause += 1
         low = m.group().lower()
-        out.append(_Tok(m.group(), low, singular(low), sentence, initial))
+        out.append(_Tok(m.group(), low, singular(low), sentence, initial, clause))
         initial = False
         pos = m.end()
     return out
@@ -820,13 +1122,232 @@ def _is_complement(toks: list[_Tok], index: int, trigger_at: set[int]) -> bool:
     return False
 
 
+# --------------------------------------------------------------------------- noun phrases
+
+
+@dataclass(frozen=True)
+class _Phrase:
+    """A noun phrase of the task: its words (modifiers, then the head) and what heads it."""
+
+    tokens: tuple[int, ...]  # token indices, the head last
+    hit: NounHit | None  # the lexicon noun that heads it, if the lexicon knows the head
+    kind: str  # "noun" | "generic" ("something") | "pronoun" ("it") | "empty"
+
+    @property
+    def head(self) -> int:
+        return self.tokens[-1]
+
+    @property
+    def start(self) -> int:
+        return self.hit.index if self.hit is not None else self.head
+
+
+_EMPTY = _Phrase((), None, "empty")
+
+
+def _noun_hits(norms: list[str]) -> dict[int, NounHit]:
+    return {h.index: h for h in find_nouns(norms)}
+
+
+def _phrase_at(toks: list[_Tok], i: int, hits: dict[int, NounHit]) -> _Phrase:
+    """The noun phrase that starts at token ``i`` (after determiners and "one of the"):
+    words up to a preposition, verb, conjunction or punctuation; English heads come last
+    ("the Fluke meter" -> meter, "the LiPo balance charger" -> charger)."""
+    n = len(toks)
+    j = i
+    while j < n:
+        low = toks[j].low
+        if (
+            low in _ARTICLES
+            and low not in ("this", "that")
+            or low in ("this", "that")
+            and (
+                j + 1 < n
+                and toks[j + 1].clause == toks[j].clause
+                and toks[j + 1].low not in _NP_STOP
+            )
+        ):
+            j += 1
+        elif low in ("one", "any", "some", "each", "all", "both", "either", "none", "which") and (
+            j + 1 < n and toks[j + 1].low == "of"
+        ):
+            j += 2
+        elif low == "of" and j == i:
+            j += 1
+        else:
+            break
+    if j >= n:
+        return _EMPTY
+    if toks[j].low in _PRONOUN_HEADS:
+        return _Phrase((j,), None, "pronoun")
+    clause = toks[j].clause
+    idx: list[int] = []
+    lexical = False
+    while j < n and len(idx) < 6:
+        t = toks[j]
+        if t.clause != clause:
+            break
+        hit = hits.get(j)
+        if hit is not None:
+            idx.extend(range(j, j + hit.length))
+            lexical = True
+            j += hit.length
+            continue
+        if t.low in _NP_STOP or t.low in _DETERMINERS or t.low in _PRONOUN_HEADS:
+            break
+        verbish = t.low.endswith("ing") or (t.low.endswith("ed") and len(t.low) > 4)
+        nxt = toks[j + 1] if j + 1 < n else None
+        modifies = nxt is not None and nxt.clause == clause and nxt.low not in _NP_STOP
+        if verbish and (lexical or not (idx or modifies)) and not t.text[:1].isupper():
+            break  # "the container holding ...", "need charging" (not "a lightning sticker")
+        idx.append(j)
+        j += 1
+        if t.low in _GENERIC_HEADS:
+            break
+    while idx and (
+        colour_family(toks[idx[-1]].low) is not None
+        or toks[idx[-1]].low in _ADJECTIVES
+        or toks[idx[-1]].low.isdigit()
+    ):
+        idx.pop()  # "the red" names no thing
+    if not idx:
+        return _EMPTY
+    head = idx[-1]
+    hit = next((h for h in hits.values() if h.index <= head < h.index + h.length), None)
+    if hit is not None:
+        idx = [k for k in idx if k < hit.index or k >= hit.index + hit.length] + list(
+            range(hit.index, hit.index + hit.length)
+        )
+        idx = sorted(set(idx), key=lambda k: (k >= hit.index, k))
+    kind = "generic" if toks[head].low in _GENERIC_HEADS else "noun"
+    return _Phrase(tuple(idx), hit, kind)
+
+
+def _purposive(lows: list[str], i: int) -> bool:
+    """Whether a search verb at ``i`` is part of a purpose ("... to get the box down",
+    "so I can reach it") rather than the request itself ("I need to find ...")."""
+    prev = lows[max(0, i - 3) : i]
+    if prev and prev[-1] == "to":
+        return len(prev) < 2 or prev[-2] not in _REQUEST_LEAD
+    return "so" in prev
+
+
+@dataclass(frozen=True)
+class _Request:
+    """How the task asks for its goal."""
+
+    phrase: _Phrase | None  # the goal noun phrase ("the Fluke meter"), if a noun is asked for
+    sentence: int | None  # the sentence of a request for "something" / "somewhere" / nothing
+    pronoun: bool  # the request names the goal only as "it"
+    packed: _Phrase | None  # "where did my camera get packed?": the thing packed
+
+
+def _request(toks: list[_Tok], hits: dict[int, NounHit]) -> _Request:
+    lows = [t.low for t in toks]
+    n = len(toks)
+    generic: int | None = None
+    pronoun = False
+    i = 0
+    while i < n:
+        match = next((p for p in _SEARCH_PHRASES if tuple(lows[i : i + len(p)]) == p), None)
+        if (
+            match is None
+            or _purposive(lows, i)
+            or (i + len(match) < n and lows[i + len(match)] in _NOT_SEARCH_NEXT)
+        ):
+            t = toks[i]
+            if t.low in ("anything", "something") and t.initial and generic is None:
+                generic = t.sentence
+            i += 1
+            continue
+        k = i + len(match)
+        if match[0] == "where" and k < n and lows[k] in _AUXILIARIES | {"has", "have"}:
+            packed = _phrase_at(toks, k + 1, hits)
+            after = lows[packed.head + 1 : packed.head + 4] if packed.tokens else []
+            if packed.kind == "noun" and any(w in _PACK_VERBS for w in after):
+                return _Request(None, None, False, packed)
+            if packed.kind == "noun":
+                return _Request(packed, toks[i].sentence, False, None)
+        if k < n and lows[k] in ("me", "us"):
+            k += 1
+        if (
+            k + 1 < n
+            and lows[k] in ("over", "back", "along", "down", "out")
+            and (lows[k + 1] in _ARTICLES)
+        ):
+            k += 1
+        ph = _phrase_at(toks, k, hits)
+        if ph.kind == "noun":
+            return _Request(ph, toks[i].sentence, False, None)
+        if ph.kind == "pronoun":
+            pronoun = True
+        elif generic is None:
+            generic = toks[i].sentence
+        i = max(k, i + 1)
+    return _Request(None, generic, pronoun, None)
+
+
+def _phrases(toks: list[_Tok], hits: dict[int, NounHit]) -> list[_Phrase]:
+    """Noun phrases led by an article or possessive ("the stopwatch", "my headphones"), or
+    starting a sentence, in task order."""
+    out: list[_Phrase] = []
+    covered: set[int] = set()
+    for i, t in enumerate(toks):
+        if i in covered or not (t.low in _ARTICLES or t.initial):
+            continue
+        ph = _phrase_at(toks, i, hits)
+        if ph.kind == "noun":
+            out.append(ph)
+            covered.update(range(i, ph.head + 1))
+    return out
+
+
+# --------------------------------------------------------------------------- task parts
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def _is_proper(t: _Tok) -> bool:
+    """A capitalised word mid-sentence that is not a technology acronym ("JanSport")."""
+    return (
+        t.text[:1].isupper()
+        and not t.initial
+        and t.low != "i"
+        and not t.low.endswith("'s")
+        and t.low not in TECH_TERMS
+        and t.low not in TITLES
+        and colour_family(t.low) is None
+        and t.low not in _STOP
+    )
+
+
 _PLACE_PREPOSITIONS = frozenset(
     "in at near inside into to toward towards behind beside under outside around across "
     "past through".split()
 )
 
 
-def _brand(toks: list[_Tok], noun_idx: set[int]) -> str | None:
+def _names(toks: list[_Tok]) -> tuple[str | None, set[int]]:
+    """A person's surname after a title ("Dr. L. Chen" -> "Chen") and the tokens it uses."""
+    for i, t in enumerate(toks):
+        if t.low not in TITLES or i + 1 >= len(toks) or not toks[i + 1].text[:1].isupper():
+            continue
+        used = {i}
+        surname = None
+        j = i + 1
+        while j < len(toks) and toks[j].text[:1].isupper() and toks[j].sentence == t.sentence:
+            used.add(j)
+            if len(toks[j].text) > 1:
+                surname = toks[j].text
+            j += 1
+        if surname:
+            return surname, used
+    return None, set()
+
+
+def _brand(toks: list[_Tok], skip: set[int]) -> str | None:
     """A proper name in the task (a capitalised word mid-sentence the lexicon does not
     know, e.g. 'JanSport'), taken as a brand the goal must show. Names right after a
     place preposition ('in the Meeting Room') are places, not brands."""
@@ -834,16 +1355,7 @@ def _brand(toks: list[_Tok], noun_idx: set[int]) -> str | None:
     current: list[_Tok] = []
     start = 0
     for i, t in enumerate(toks):
-        proper = (
-            t.text[:1].isupper()
-            and not t.initial
-            and t.low != "i"
-            and not t.low.endswith("'s")
-            and i not in noun_idx
-            and colour_family(t.low) is None
-            and t.low not in _STOP
-        )
-        if proper:
+        if _is_proper(t) and i not in skip:
             if not current:
                 start = i
             current.append(t)
@@ -862,7 +1374,7 @@ def _brand(toks: list[_Tok], noun_idx: set[int]) -> str | None:
     return None
 
 
-def _soft_sentences(task: str, toks: list[_Tok]) -> set[int]:
+def _soft_sentences(toks: list[_Tok]) -> set[int]:
     soft = set()
     for s in sorted({t.sentence for t in toks}):
         norms = [t.norm for t in toks if t.sentence == s]
@@ -882,74 +1394,405 @@ def _written_text(task: str) -> tuple[str, ...]:
     return tuple(w for w in words(m.group(1)) if w not in _STOP)[:4]
 
 
+def _descriptors(toks: list[_Tok], ph: _Phrase, skip: set[int]) -> list[_Tok]:
+    """Words of a goal phrase that say which kind of the head it is ("road" bike, "LiPo
+    balance" charger): not articles, adjectives, colours, brands or possessives."""
+    out = []
+    start = ph.hit.index if ph.hit is not None else ph.head
+    for k in ph.tokens:
+        t = toks[k]
+        if k >= start or k in skip or _is_proper(t) or t.low.endswith("'s"):
+            continue
+        if t.low in _ADJECTIVES or t.low in _STOP or colour_family(t.low) or t.low.isdigit():
+            continue
+        out.append(t)
+    return out
+
+
+@dataclass(frozen=True)
+class _Goal:
+    """The goal as read from the task, before requirements."""
+
+    head: str
+    kinds: tuple[str, ...]
+    queries: tuple[str, ...]
+    places: tuple[str, ...]
+    span: frozenset[int]  # token indices of the goal phrase
+    phrase: _Phrase | None
+    function: Function | None = None
+    unknown: bool = False
+    brand: str | None = None  # a brand the goal phrase consists of ("my JanSport")
+
+
+def _lexicon_goal(hit: NounHit, phrase: _Phrase | None, span: frozenset[int]) -> _Goal:
+    kinds = (hit.concept, *narrower(hit.concept))
+    queries = [hit.phrase, hit.concept, *QUERY_ALTERNATIVES.get(hit.concept, ())]
+    queries += list(BROADER.get(hit.concept, ()))
+    return _Goal(hit.phrase, kinds, tuple(queries), PLACES.get(hit.concept, ()), span, phrase)
+
+
+def _category_goal(category: str, brand: str, ph: _Phrase) -> _Goal:
+    span = frozenset(ph.tokens)
+    hit = find_nouns(norm_words(category))
+    if hit and hit[0].length == len(norm_words(category)):
+        g = _lexicon_goal(hit[0], ph, span)
+        return _Goal(g.head, g.kinds, g.queries, g.places, span, ph, brand=brand)
+    return _Goal(category, (category,), (category,), SMALL_THING_PLACES, span, ph, None, True,
+                 brand)  # fmt: skip
+
+
+def _phrase_goal(toks: list[_Tok], ph: _Phrase, skip: set[int]) -> _Goal:
+    """The goal a noun phrase names: a lexicon kind, a brand's category, or an unknown noun."""
+    span = frozenset(ph.tokens)
+    if ph.hit is not None:
+        return _lexicon_goal(ph.hit, ph, span)
+    head = toks[ph.head]
+    if _is_proper(head) and ph.head not in skip:
+        # only a brand ("my JanSport"): its usual category, else any personal container
+        run = [toks[k].text for k in ph.tokens if _is_proper(toks[k])]
+        brand = " ".join(run) if run else head.text
+        category = BRAND_CATEGORIES.get(_squash(brand)) or BRAND_CATEGORIES.get(head.low)
+        if category:
+            return _category_goal(category, brand, ph)
+        queries = (*PERSONAL_CONTAINERS, "object")
+        return _Goal(brand, (), queries, (), span, ph, None, True, brand)
+    desc = [t.norm if t.low not in TECH_TERMS else t.text for t in _descriptors(toks, ph, skip)]
+    full = " ".join([*desc[-2:], head.norm])
+    queries = tuple(dict.fromkeys([full, head.norm]))
+    return _Goal(head.norm, (head.norm,), queries, SMALL_THING_PLACES, span, ph, None, True)
+
+
+def _function_goal(fn: Function) -> _Goal:
+    kinds = tuple(dict.fromkeys(concept_of(c) or c for c in fn.concepts))
+    return _Goal(fn.concepts[0], kinds, fn.concepts, (), frozenset(), None, fn)
+
+
+def _fallback_head(toks: list[_Tok]) -> str:
+    """The goal word of a task that names nothing the lexicon knows: the last word of the
+    first run of content words ("Find the blue kitchen sponge" -> "sponge")."""
+    run: list[_Tok] = []
+    for t in toks:
+        content = not (
+            t.low in _STOP
+            or t.low in _NP_STOP
+            or t.low.isdigit()
+            or t.low in _ADJECTIVES
+            or t.low in _GENERIC_HEADS
+            or colour_family(t.low) is not None
+        )
+        if content:
+            run.append(t)
+        elif run:
+            break
+    return run[-1].norm if run else "object"
+
+
+def _read_goal(toks: list[_Tok], hits: dict[int, NounHit], skip: set[int]) -> _Goal:
+    """What the task asks for: the noun phrase of the request ("Could you find the X?",
+    "Which X ...?", "Where is the X?"); a function when it asks for "something" or
+    "somewhere" to do a thing; else the first noun that is not a complement."""
+    norms = [t.norm for t in toks]
+    req = _request(toks, hits)
+    if req.packed is not None:
+        return _Goal(
+            PACKED_CONTAINERS[0],
+            PACKED_CONTAINERS,
+            PACKED_CONTAINERS,
+            (),
+            frozenset(),
+            None,
+        )
+    if req.phrase is not None:
+        return _phrase_goal(toks, req.phrase, skip)
+    fn_hits = _functions_at(norms)
+    if req.sentence is not None:
+        in_request = [h for h in fn_hits if toks[h[0]].sentence == req.sentence]
+        if in_request or fn_hits:
+            return _function_goal((in_request or fn_hits)[0][2])
+    trigger_at = {i for i, _, _ in fn_hits}
+    nouns = list(hits.values())
+    head_hit = next((h for h in nouns if not _is_complement(toks, h.index, trigger_at)), None)
+    if head_hit is not None:
+        ph = _Phrase(
+            tuple(range(head_hit.index, head_hit.index + head_hit.length)), head_hit, "noun"
+        )
+        return _lexicon_goal(head_hit, ph, frozenset(ph.tokens))
+    if fn_hits:
+        return _function_goal(fn_hits[0][2])
+    if nouns:  # "I need to charge my phone": the phone is all we know
+        h = nouns[0]
+        ph = _Phrase(tuple(range(h.index, h.index + h.length)), h, "noun")
+        return _lexicon_goal(h, ph, frozenset(ph.tokens))
+    head = _fallback_head(toks)
+    return _Goal(head, (head,), (head,), SMALL_THING_PLACES, frozenset(), None, None, True)
+
+
+def _antecedent(toks: list[_Tok], hits: dict[int, NounHit], goal: _Goal) -> _Phrase | None:
+    """What "it" refers to in "which crate is it in?": the first noun phrase of the task
+    that is not the goal and not a place ("Our spare lidar got packed ...")."""
+    for ph in _phrases(toks, hits):
+        if ph.head in goal.span:
+            continue
+        if ph.hit is not None and ph.hit.concept in goal.kinds:
+            continue
+        if toks[ph.head].norm in goal.kinds:
+            continue
+        j = min(ph.tokens) - 1
+        while j >= 0 and toks[j].low in _ARTICLES:
+            j -= 1
+        if j >= 0 and toks[j].low in _PLACE_PREPOSITIONS | {"for", "from", "of"}:
+            continue
+        return ph
+    return None
+
+
+def _content_requirement(
+    toks: list[_Tok], ph: _Phrase, soft: bool, *, lead: str = "with"
+) -> Requirement:
+    """'with the new LiPo packs' -> the distinctive words an inspection must see in or on
+    the goal (a technology or proper word of the phrase first, else its head)."""
+    head = toks[ph.head]
+    if ph.hit is not None:
+        names: tuple[str, ...] = (ph.hit.concept, *OBJECTS.get(ph.hit.concept, ()))
+    else:
+        names = (head.norm,)
+    special = [
+        toks[k].norm
+        for k in ph.tokens
+        if k < ph.start
+        and (toks[k].low in TECH_TERMS or toks[k].text[:1].isupper())
+        and not toks[k].initial
+    ]
+    positive = tuple(dict.fromkeys([*special[:1], *names])) if special else names
+    words_ = " ".join(toks[k].text for k in ph.tokens if toks[k].low not in _ADJECTIVES)
+    if special:
+        positive = (special[0],)
+    return Requirement(
+        kind="content",
+        name=positive[0],
+        label=f"{lead} {words_}",
+        positive=positive,
+        question=f"What is in or on it; is there {words_}?",
+        soft=soft,
+    )
+
+
+def _contents(
+    toks: list[_Tok],
+    hits: dict[int, NounHit],
+    goal: _Goal,
+    reqs: list[Requirement],
+    soft_sent: set[int],
+) -> list[Requirement]:
+    """Things the goal must hold, carry or show: 'the table with a toolbox on it', 'the
+    barrel with water', 'which crate holds the spare propellers', 'which box is it in'
+    (with what "it" refers to), 'a penguin sticker on it' (the marking's subject)."""
+    out: list[Requirement] = []
+    lows = [t.low for t in toks]
+    have_surface = any(r.name == "surface" for r in reqs)
+    container = any(k in CONTAINER_KINDS for k in goal.kinds)
+    triggers = {phrase_tokens(t) for ev in EVIDENCE.values() for t in ev.triggers}
+    lead_words = {"with", "contain", "contains", "containing", "hold", "holds", "holding", "has",
+                  "have", "having", "of", "bearing"}  # fmt: skip
+
+    def add(req: Requirement) -> None:
+        if not any(r.kind == req.kind and r.positive == req.positive for r in out):
+            out.append(req)
+
+    def content_of(ph: _Phrase, soft: bool, lead: str) -> None:
+        if ph.kind == "pronoun":
+            ante = _antecedent(toks, hits, goal)
+            if ante is not None:
+                add(_content_requirement(toks, ante, soft, lead="with"))
+            return
+        if ph.kind != "noun" or ph.head in goal.span:
+            return
+        head = toks[ph.head]
+        words_ = [toks[k].norm for k in ph.tokens]
+        if head.norm in _GENERIC_CONTENT or any(
+            tuple(words_[a : a + len(p)]) == p for p in triggers for a in range(len(words_))
+        ):
+            return  # "dangerous contents": an evidence class says what to look for
+        concept = ph.hit.concept if ph.hit is not None else None
+        if concept is not None and (
+            concept in goal.kinds
+            or (have_surface and concept in SURFACE_COMPLEMENTS)
+            or concept in WHEELED_KINDS
+        ):
+            return
+        carrier = head.low in CARRIER_WORDS or head.norm in CARRIER_WORDS or concept in CARRIERS
+        if carrier:
+            mods = [
+                toks[k].norm
+                for k in ph.tokens
+                if k < ph.start
+                and toks[k].low not in _ADJECTIVES
+                and colour_family(toks[k].low) is None
+                and not _is_proper(toks[k])
+                and toks[k].low not in _STOP
+            ]
+            if any(_is_proper(toks[k]) for k in ph.tokens):
+                return  # "a Canyon decal": the brand requirement covers it
+            if mods:
+                add(
+                    Requirement(
+                        kind="marking",
+                        name=mods[-1],
+                        label=f"with a {' '.join(mods)} {head.norm}",
+                        positive=(mods[-1],),
+                        counter=tuple(dict.fromkeys([head.norm, *CARRIER_WORDS])),
+                        question=f"Is there a {head.norm} on it, and what does it show?",
+                        soft=soft,
+                    )
+                )
+                return
+        if concept is not None or head.low in CONTENT_WORDS or container or lead != "with":
+            if concept is None and head.low in CONTENT_WORDS:
+                add(
+                    Requirement(
+                        kind="content",
+                        name=head.low,
+                        label=f"with {head.low}",
+                        positive=(head.low,),
+                        question=f"Does it hold {head.low}, and what does any label on it say?",
+                        soft=soft,
+                    )
+                )
+                return
+            if concept is not None and not container and lead == "with":
+                names = (concept, *OBJECTS.get(concept, ()))
+                add(
+                    Requirement(
+                        kind="content",
+                        name=names[0],
+                        label=f"with a {ph.hit.phrase}",
+                        positive=names,
+                        question=f"Is there a {ph.hit.phrase} on or in it?",
+                        soft=soft,
+                    )
+                )
+                return
+            add(_content_requirement(toks, ph, soft, lead="with" if lead == "with" else "holding"))
+
+    for i, t in enumerate(toks):
+        if t.low not in lead_words and t.norm not in lead_words:
+            continue
+        if t.low == "of" and (i == 0 or toks[i - 1].low != "full"):
+            continue
+        if t.low in ("has", "have", "having") and i + 1 < len(toks) and lows[i + 1] in (
+            "to", "been", "got", "just"
+        ):  # fmt: skip
+            continue
+        if t.low not in ("with", "of") and not (
+            i > 0 and (i - 1 in goal.span or lows[i - 1] in ("it", "that", "which", "and", "also"))
+        ):
+            continue  # "I have some rubbish", "to have lunch": not what the goal holds
+        content_of(_phrase_at(toks, i + 1, hits), t.sentence in soft_sent, t.low)
+    if container and goal.phrase is not None:
+        # "which crate is it in", "which box are they in"
+        after = lows[goal.phrase.head + 1 : goal.phrase.head + 5]
+        if (
+            len(after) >= 3
+            and after[0] in _AUXILIARIES
+            and after[1] in _PRONOUN_HEADS
+            and (after[2] in ("in", "inside", "under"))
+        ):
+            content_of(_Phrase((goal.phrase.head + 2,), None, "pronoun"), False, "in")
+        # "X got packed into one of the crates", "I stowed X in one of the bins"
+        for i, t in enumerate(toks):
+            if t.low not in _PACK_VERBS:
+                continue
+            rest = toks[i + 1 : i + 9]
+            into = next((k for k, r in enumerate(rest) if r.low in _PACK_PREPOSITIONS), None)
+            if into is None:
+                continue
+            where = _phrase_at(toks, i + 2 + into, hits)
+            target = where.hit.concept if where.hit is not None else None
+            if where.kind == "noun" and (
+                target in goal.kinds or toks[where.head].norm == goal.head
+            ):
+                content_of(_Phrase((i,), None, "pronoun"), False, "in")
+                break
+    return out
+
+
+def _material(toks: list[_Tok], soft_sent: set[int]) -> Requirement | None:
+    """What a bin must take for the thing to be thrown away ("this plastic bottle")."""
+    family = None
+    for t in toks:
+        for fam, names in MATERIALS.items():
+            if t.low in names and t.low not in ("can", "cans", "card", "pet", "tub", "tubs"):
+                family = fam
+                break
+        family = family or ITEM_MATERIAL.get(t.norm)
+        if family:
+            break
+    if family is None:
+        return None
+    counter = [w for f, ws in MATERIALS.items() if f != family for w in ws if w not in ("tub",)]
+    return Requirement(
+        kind="material",
+        name=family,
+        label=f"that takes {family} waste",
+        positive=MATERIALS[family],
+        counter=tuple(dict.fromkeys([*counter, *GENERAL_WASTE])),
+        question="What does its label say it is for (which kind of waste or recycling)?",
+    )
+
+
 def parse_task(task: str) -> Intent:
     """Read a task in natural language into an :class:`Intent` (deterministic)."""
     toks = _task_tokens(task)
     norms = [t.norm for t in toks]
-    nouns = find_nouns(norms)
-    fn_hits = _functions_at(norms)
-    trigger_at = {i for i, _, _ in fn_hits}
-    noun_idx = {k for h in nouns for k in range(h.index, h.index + h.length)}
-    soft_sent = _soft_sentences(task, toks)
-
-    head_hit = next((h for h in nouns if not _is_complement(toks, h.index, trigger_at)), None)
-    # a noun that a purpose verb governs is not the goal ("something to carry boxes")
-    function = None
-    if head_hit is None and fn_hits:
-        function = fn_hits[0][2]
-    complements = [h for h in nouns if h is not head_hit]
-
-    if head_hit is None and function is None and complements:
-        head_hit = complements[0]  # "I need to charge my phone": the phone is all we know
-        complements = complements[1:]
-    if head_hit is not None:
-        head = head_hit.phrase
-        kinds: tuple[str, ...] = (head_hit.concept, *narrower(head_hit.concept))
-        queries = [head, head_hit.concept, *QUERY_ALTERNATIVES.get(head_hit.concept, ())]
-        queries += list(BROADER.get(head_hit.concept, ()))
-        purpose = ""
-    elif function is not None:
-        kinds = tuple(dict.fromkeys(concept_of(c) or c for c in function.concepts))
-        head = function.concepts[0]
-        queries = list(function.concepts)
-        purpose = function.purpose
-    else:
-        head = _fallback_head(toks)
-        kinds = (concept_of(head) or head,)
-        queries = [head]
-        purpose = ""
-    queries = list(dict.fromkeys(q for q in queries if q))[:5]
+    hits = _noun_hits(norms)
+    soft_sent = _soft_sentences(toks)
+    surname, name_idx = _names(toks)
+    written = _written_text(task)
+    skip = name_idx | {i for i, t in enumerate(toks) if t.low in written}
+    goal = _read_goal(toks, hits, skip)
+    noun_idx = {k for h in hits.values() for k in range(h.index, h.index + h.length)}
 
     identity: list[str] = []
-    for k in kinds:
+    for k in goal.kinds:
         identity.extend([k, *OBJECTS.get(k, ())])
-    identity.append(head)
+    identity.append(goal.head)
     related: list[str] = []
-    for k in kinds:
+    for k in goal.kinds:
         related.extend(b for b in BROADER.get(k, ()) if b not in identity)
-
-    reqs: list[Requirement] = []
-    head_span = set(range(head_hit.index, head_hit.index + head_hit.length)) if head_hit else set()
 
     def sentence_of(index: int) -> int:
         return toks[index].sentence if 0 <= index < len(toks) else 0
 
+    reqs: list[Requirement] = []
+    scope = {goal.function.name} if goal.function else set()
+    scope |= set(goal.kinds)
     for ev in EVIDENCE.values():
+        if ev.scope and not scope & set(ev.scope):
+            continue
         at = -1
         for trig in ev.triggers:
             i = find_phrase(norms, trig)
-            while i >= 0 and i in head_span:
+            while i >= 0 and i in goal.span:
                 i = find_phrase(norms, trig, i + 1)
             if i >= 0 and (at < 0 or i < at):
                 at = i
         if ev.name == "surface" and at < 0:
-            comp = next((h for h in complements if h.concept in SURFACE_COMPLEMENTS), None)
+            comp = next(
+                (
+                    h
+                    for h in hits.values()
+                    if h.concept in SURFACE_COMPLEMENTS and h.index not in goal.span
+                ),
+                None,
+            )
             if comp is not None:
                 at = comp.index
         if at < 0:
             continue
-        implied = (ev.name == "surface" and any(k in SURFACE_KINDS for k in kinds)) or (
-            ev.name == "wheels" and any(k in WHEELED_KINDS for k in kinds)
+        implied = (
+            (ev.name == "surface" and any(k in SURFACE_KINDS for k in goal.kinds))
+            or (ev.name == "wheels" and any(k in WHEELED_KINDS for k in goal.kinds))
+            or ev.name in IMPLIED_EVIDENCE
         )
         reqs.append(
             Requirement(
@@ -964,10 +1807,22 @@ def parse_task(task: str) -> Intent:
             )
         )
 
-    written = _written_text(task)
-    brand = _brand(toks, noun_idx | {i for i, t in enumerate(toks) if t.low in written})
+    if surname:
+        title = next(toks[i].text for i in sorted(name_idx))
+        reqs.append(
+            Requirement(
+                kind="name",
+                name=surname,
+                label=f"addressed to {title}. {surname}",
+                positive=(surname,),
+                counter=(),
+                question="Whose name is on its label?",
+                soft=sentence_of(min(name_idx)) in soft_sent,
+            )
+        )
+    brand = goal.brand or _brand(toks, noun_idx | skip)
     if brand:
-        at = next(i for i, t in enumerate(toks) if t.text == brand.split()[0])
+        at = next((i for i, t in enumerate(toks) if t.text == brand.split()[0]), 0)
         reqs.append(
             Requirement(
                 kind="brand",
@@ -979,20 +1834,28 @@ def parse_task(task: str) -> Intent:
                 soft=sentence_of(at) in soft_sent,
             )
         )
-    for t in toks:
+    goal_noun = {toks[k].norm for k in goal.span}
+    for i, t in enumerate(toks):
         fam = colour_family(t.low)
-        if fam and not any(r.kind == "colour" and r.name == fam for r in reqs):
-            reqs.append(
-                Requirement(
-                    kind="colour",
-                    name=fam,
-                    label=t.low,
-                    positive=COLOURS[fam],
-                    counter=tuple(w for f, ws in COLOURS.items() if f != fam for w in ws),
-                    question="What colour is it?",
-                    soft=t.sentence in soft_sent,
-                )
+        if not fam or any(r.kind == "colour" and r.name == fam for r in reqs):
+            continue
+        # a colour of something else ("next to the red door") says nothing about the goal
+        nxt = _phrase_at(toks, i, hits)
+        other = nxt.hit is not None and nxt.hit.concept not in goal.kinds
+        other = other and nxt.hit.concept not in CARRIERS and not goal_noun & {toks[nxt.head].norm}
+        if other and nxt.hit is not None and nxt.hit.concept not in OCCLUDERS:
+            continue
+        reqs.append(
+            Requirement(
+                kind="colour",
+                name=fam,
+                label=t.low,
+                positive=COLOURS[fam],
+                counter=tuple(w for f, ws in COLOURS.items() if f != fam for w in ws),
+                question="What colour is it?",
+                soft=t.sentence in soft_sent,
             )
+        )
     if written:
         reqs.append(
             Requirement(
@@ -1003,84 +1866,56 @@ def parse_task(task: str) -> Intent:
                 question="What is written on it?",
             )
         )
-    reqs.extend(_contents(toks, complements, reqs, soft_sent, kinds))
+    if goal.phrase is not None:
+        desc = _descriptors(toks, goal.phrase, skip)
+        if desc:
+            names = tuple(t.norm for t in desc)
+            reqs.append(
+                Requirement(
+                    kind="descriptor",
+                    name=" ".join(names),
+                    label="",
+                    positive=names,
+                    question="",
+                    implied=True,
+                )
+            )
+    reqs.extend(_contents(toks, hits, goal, reqs, soft_sent))
+    if goal.phrase is None and _request(toks, hits).packed is not None:
+        packed = _request(toks, hits).packed
+        reqs.append(_content_requirement(toks, packed, False, lead="holding"))
+    if "bin" in goal.kinds:
+        material = _material(toks, soft_sent)
+        if material is not None:
+            reqs.append(material)
+    queries = list(dict.fromkeys(q for q in goal.queries if q))[:5]
     return Intent(
         task=task,
-        head=head,
-        kinds=kinds,
-        function=function.name if (function and head_hit is None) else None,
-        purpose=purpose,
+        head=goal.head,
+        kinds=goal.kinds,
+        function=goal.function.name if goal.function else None,
+        purpose=goal.function.purpose if goal.function else "",
         requirements=tuple(reqs),
         queries=tuple(queries),
         outdoor=any(t.low in OUTDOOR_WORDS for t in toks),
         identity=tuple(dict.fromkeys(identity)),
         related=tuple(dict.fromkeys(related)),
+        places=goal.places,
+        unknown_head=goal.unknown,
     )
 
 
-def _contents(
-    toks: list[_Tok],
-    complements: list[NounHit],
-    reqs: list[Requirement],
-    soft_sent: set[int],
-    kinds: tuple[str, ...],
-) -> list[Requirement]:
-    """Things the goal must hold or carry: 'the table with a toolbox on it', 'the barrel
-    with water' (a lexicon noun or a content word after with / containing / full of)."""
-    out: list[Requirement] = []
-    lead = {"with", "contain", "containing", "hold", "holding", "of"}
-    have_surface = any(r.name == "surface" for r in reqs)
-    for i, t in enumerate(toks):
-        if t.norm not in lead or (t.low == "of" and (i == 0 or toks[i - 1].low != "full")):
-            continue
-        j = i + 1
-        while j < len(toks) and (toks[j].low in _DETERMINERS or toks[j].low in _ADJECTIVES):
-            j += 1
-        if j >= len(toks):
-            continue
-        noun = next((h for h in complements if h.index == j), None)
-        if noun is not None:
-            if noun.concept in kinds or (have_surface and noun.concept in SURFACE_COMPLEMENTS):
-                continue
-            if noun.concept in WHEELED_KINDS:
-                continue
-            names = (noun.concept, *OBJECTS.get(noun.concept, ()))
-            label, question = f"with a {noun.phrase}", f"Is there a {noun.phrase} on or in it?"
-        elif toks[j].low in CONTENT_WORDS:
-            names, label = (toks[j].low,), f"with {toks[j].low}"
-            question = f"Does it hold {toks[j].low}, and what does any label on it say?"
-        else:
-            continue
-        soft = t.sentence in soft_sent
-        if any(r.kind == "content" and r.positive == names for r in out):
-            continue
-        out.append(
-            Requirement(
-                kind="content",
-                name=names[0],
-                label=label,
-                positive=names,
-                question=question,
-                soft=soft,
-            )
-        )
-    return out
-
-
-def _fallback_head(toks: list[_Tok]) -> str:
-    """The goal word of a task that names nothing the lexicon knows: the last word of the
-    first run of content words ("Find the blue kitchen sponge" -> "sponge")."""
-    run: list[_Tok] = []
-    for t in toks:
-        content = not (
-            t.low in _STOP
-            or t.low.isdigit()
-            or t.low in _ADJECTIVES
-            or t.low in _GENERIC_HEADS
-            or colour_family(t.low) is not None
-        )
-        if content:
-            run.append(t)
-        elif run:
-            break
-    return run[-1].norm if run else "object"
+def leading_noun(text: str) -> tuple[str | None, NounHit | None]:
+    """The head word (singular) of the first noun phrase of ``text`` and its lexicon noun,
+    if known: 'blue tarp draped over a box' -> ('tarp', tarp); 'black crate lid' -> lid."""
+    toks = _task_tokens(text)
+    if not toks:
+        return None, None
+    hits = _noun_hits([t.norm for t in toks])
+    for i in range(len(toks)):
+        ph = _phrase_at(toks, i, hits)
+        if ph.kind == "noun":
+            return toks[ph.head].norm, ph.hit
+        if ph.kind != "empty":
+            return None, None
+    return None, None
