@@ -65,6 +65,8 @@ from agents.llm.base import ChatReply, ChatRequest, LLMBackend, Message, timed_r
 from agents.llm.structured import extract_json_objects
 
 INSPECT_RANGE_M = 2.5  # inspect without walking when this close (the VLM needs 3 m or less)
+_FLOOR_POINT_RE = re.compile(r"\((-?\d+(?:\.\d+)?),\s*(-?\d+(?:\.\d+)?)\)")
+_AWAY_RE = re.compile(r"\b(\d+(?:\.\d+)?) m away")
 SAME_SPOT_M = 0.3  # a region this close to the robot is where it stands already
 VLM_RANGE_M = 3.0  # an inspection farther than this is refused
 VIEWPOINT_GAIN_M = 0.5  # walk toward a viewpoint-less candidate only if this much closer
@@ -78,6 +80,12 @@ MAX_OCCLUDER_QUERIES = 2  # covering concepts asked for per candidate
 MAX_FAILURES = 2  # an action rejected or failed this often is not proposed again
 MAX_QUERIES_PER_WALK = 2  # after an exploring walk, map queries before walking again
 MAX_PLACE_WALKS = 3  # walks to where such things are usually kept
+LOOKALIKE_MIN = 2  # ruled-out candidates that must share a look before it is queried
+EMPTY_BEFORE_WALK = 2  # empty answers in a row after which walking beats broadening
+FAR_REGION_M = 3.0  # a region this far from everywhere the robot has been is worth a walk
+EXIT_CONCEPTS = ("door", "doorway")  # asked for when nothing mapped is left to explore
+_LOOK_END = frozenset("with on of in under over beside near and holding used that which".split())
+MAX_LOOK_WORDS = 6  # longest look phrase sent to the map
 WEAK_UNCOVER_MIN_LEFT = 6  # lids are tried only with this many actions left
 ANSWER_EARLY_LEFT = 3  # with this few actions left, answer rather than explore
 SNIPPET_CHARS = 160  # longest quote of an inspection answer in reasons and answers
@@ -329,6 +337,18 @@ def identity_of(primary: str, whole: str, intent: Intent) -> tuple[str, str]:
             match += [w for w in toks if _names_head(w, intent.head)]
         return match, related, other
 
+    # what each part of the answer says the thing is: "a metal shelf stacked with boxes" is
+    # a shelf, "a black box ... labelled balance charger" is named by its label
+    heads = [_part_head(part, intent) for part in _parts(primary)]
+    named = [w for verdict, w in heads if verdict == "match"]
+    if named:
+        return "match", named[0]
+    labelled = _labelled_as(primary, intent)
+    if labelled:
+        return "match", labelled
+    others = [w for verdict, w in heads if verdict == "other"]
+    if others:
+        return "other", others[0]
     match, related, other = classify(primary)
     if match:
         return "match", match[0]
@@ -347,6 +367,57 @@ def identity_of(primary: str, whole: str, intent: Intent) -> tuple[str, str]:
         if seen_head and hit is None and len(seen_head) > 2:
             return "other", seen_head
     return "unknown", ""
+
+
+_PART_LEAD_RE = re.compile(r"^\s*(?:at the target\s+)?(?:i\s+(?:also\s+)?see\s+)?", re.I)
+_LABEL_RE = re.compile(
+    r"\b(?:labell?ed|marked|reads|reading|says|printed|stencill?ed|used as|branded as)\b(.*)", re.I
+)
+
+
+def _parts(primary: str) -> list[str]:
+    """The parts of an answer about the target, each starting with what it is ('a metal
+    storage shelf', 'a metal shelf stacked with archive boxes')."""
+    out = []
+    for sentence in re.split(r"(?<=[.!?])\s+", primary):
+        for part in re.split(r"[:;]", sentence):
+            part = _PART_LEAD_RE.sub("", part).strip()
+            if part:
+                out.append(part)
+    return out
+
+
+def _part_head(part: str, intent: Intent) -> tuple[str, str]:
+    """Whether the head noun a part starts with names the goal: (match|other|"", word)."""
+    word, hit = leading_noun(part)
+    if word is None:
+        return "", ""
+    if hit is not None:
+        if hit.concept in intent.kinds or hit.phrase in intent.identity:
+            return "match", hit.phrase
+        if hit.concept in OCCLUDERS or hit.concept in CARRIERS or hit.phrase in intent.related:
+            return "", ""
+        return "other", hit.phrase
+    if intent.unknown_head and _names_head(word, intent.head):
+        return "match", word
+    return "", ""
+
+
+def _labelled_as(primary: str, intent: Intent) -> str | None:
+    """A goal noun in what a label on the thing says ('labelled iMAX B6 balance charger')."""
+    for part in _parts(primary):
+        m = _LABEL_RE.search(part)
+        if not m:
+            continue
+        toks = norm_words(m.group(1))
+        for h in find_nouns(toks):
+            if h.concept in intent.kinds or h.phrase in intent.identity:
+                return h.phrase
+        if intent.unknown_head:
+            hit = next((w for w in toks if _names_head(w, intent.head)), None)
+            if hit:
+                return hit
+    return None
 
 
 def _cue_set(cues: Sequence[str]) -> set[str]:
@@ -522,6 +593,12 @@ def judge(answer: str, intent: Intent) -> Judgement:
                 occluder = h.concept
     verdicts = [(r, *evaluate(r, primary, evidence)) for r in intent.requirements]
     score = sum(1 for _, v, _ in verdicts if v > 0)
+    if any(r.kind == "content" and v == 0 for r, v, _ in verdicts) and not (weak or strong):
+        # contents unseen and a lid or flaps beside it: the container is probably closed
+        for h in find_nouns(norm_words(whole)):
+            if h.concept in WEAK_OCCLUDERS and h.concept not in intent.kinds:
+                weak, occluder, cover_words = True, h.concept, h.phrase
+                break
 
     if identity == "other" and not cover_seen:
         reason = f"it is a {noun}, not a {intent.head}" if noun else "it is something else"
@@ -656,7 +733,14 @@ class Situation:
         self.last_move = -1  # history index of the last successful goto
         self.last_query: dict[str, int] = {}  # concept -> history index of its last query
         self.explorations = 0  # walks made to see more (frontiers, places, far regions)
+        self.empty_since_explore = 0  # the latest queries that found nothing, in a row
         self.queried: set[str] = set()  # every concept asked for
+        self.inspect_limit = INSPECT_RANGE_M  # lowered by "X m away" rejections
+        self.bad_spots: list[tuple[float, float]] = []  # goals a goto could not reach
+        self.lookalike_phrases = self._lookalikes()
+        for n in view.objects():
+            if n.name not in self.cands and n.concept in self.lookalike_phrases:
+                self.cands[n.name] = Cand(n)
         self._replay()
         self._judge_all()
 
@@ -665,17 +749,22 @@ class Situation:
         failures: dict[tuple[str, ...], int] = {}
         recent: set[tuple[str, ...]] = set()
         frontier_names = {n.name for n in self.view.regions() if _is_frontier(n)}
-        places = {" ".join(norm_words(p)) for p in self.intent.places}
-        viewpoints = {f"near_{n.name}" for n in self.view.objects() if n.concept not in places}
+        inspected: set[str] = set()
         for i, e in enumerate(self.view.history):
             first = e.args[0] if e.args else ""
             if not e.ok:
                 failures[e.key] = failures.get(e.key, 0) + 1
                 recent.add(e.key)
-                if not _moving_helps(e.text):
+                spot = _FLOOR_POINT_RE.search(e.text) if e.action == "goto" else None
+                too_far = _AWAY_RE.search(e.text) if e.action == "inspect" else None
+                if too_far:  # the range is shorter than thought
+                    self.inspect_limit = min(self.inspect_limit, float(too_far.group(1)) - 0.1)
+                if spot:  # that floor point, under whatever name, cannot be reached
+                    self.bad_spots.append((float(spot.group(1)), float(spot.group(2))))
+                elif not _moving_helps(e.text):
                     self.given_up.add(e.key)  # walking will not change "covered", "no path"
-                    if e.action == "goto":  # nor will another name for the same floor point
-                        self.given_up |= {("goto", r) for r in self._same_spot(first)}
+            if e.action == "inspect" and e.ok:
+                inspected.add(first)
             if e.action == "inspect" and first in self.cands:
                 c = self.cands[first]
                 self.focus = first
@@ -702,6 +791,8 @@ class Situation:
                     self.cands[self.focus].occluder_queries.append(q)
                 else:
                     self.queries_since_explore.append(q)
+                    empty = not e.ok or bool(re.search(r"\bno candidates?\b|^0 cand", e.text))
+                    self.empty_since_explore = self.empty_since_explore + 1 if empty else 0
                 if e.ok and not re.search(r"\bno candidates?\b|^0 candidates", e.text):
                     self.found_any = True
             elif e.action == "goto":
@@ -710,12 +801,24 @@ class Situation:
                     self.visited.append(first)
                     self.last_move = i
                     recent.clear()
-                    if (
-                        first in frontier_names
-                        or first.startswith("frontier")
-                        or first not in viewpoints
-                    ):
+                    # a walk to look at something not yet inspected approaches it; any other
+                    # walk (frontier, place, far region) is made to see more of the area
+                    target = first.removeprefix("near_") if first.startswith("near_") else ""
+                    node = self.view.nodes.get(target)
+                    approach = (
+                        node is not None
+                        and target not in inspected
+                        and not self._is_place(target)
+                        and first not in frontier_names
+                        and not any(
+                            node.dist(self.view.nodes[o].xy) <= DUPLICATE_M
+                            for o in inspected
+                            if o in self.view.nodes
+                        )
+                    )
+                    if not approach:
                         self.queries_since_explore = []
+                        self.empty_since_explore = 0
                         self.explorations += 1
                 else:
                     self.at_region = None
@@ -725,6 +828,20 @@ class Situation:
         tail = self.view.history[-2:]
         if len(tail) == 2 and all(e.action == "goto" and e.ok for e in tail):
             self.excluded |= {e.key for e in tail}
+
+    def _lookalikes(self) -> list[str]:
+        """Looks (the VLM's words) of at least two candidates ruled out as something else."""
+        counts: dict[str, int] = {}
+        for e in self.view.history:
+            if e.action != "inspect" or not e.ok or not e.args or e.args[0] not in self.cands:
+                continue
+            j = judge(e.text, self.intent)
+            if j.identity == "other" and j.seen:
+                toks = norm_words(j.seen)
+                cut = next((k for k, w in enumerate(toks) if w in _LOOK_END), len(toks))
+                phrase = " ".join(toks[: min(cut, MAX_LOOK_WORDS)])
+                counts[phrase] = counts.get(phrase, 0) + 1
+        return [p for p, k in counts.items() if k >= LOOKALIKE_MIN and p not in self.queries_norm]
 
     def _judge_all(self) -> None:
         for c in self.cands.values():
@@ -848,9 +965,15 @@ class Situation:
     # ------------------------------------------------------------------ proposals
     def proposals(self) -> Iterator[Proposal]:
         for p in self._proposals():
-            if p.name == "goto" and self._standing_at(p.args["region"]):
+            if p.name == "goto" and (
+                self._standing_at(p.args["region"]) or self._unreachable(p.args["region"])
+            ):
                 continue
             yield p
+
+    def _unreachable(self, region: str) -> bool:
+        node = self.view.nodes.get(region)
+        return node is not None and any(node.dist(xy) <= SAME_SPOT_M for xy in self.bad_spots)
 
     def _standing_at(self, region: str) -> bool:
         node = self.view.nodes.get(region)
@@ -866,10 +989,21 @@ class Situation:
         if v.holding:
             yield from self.put_down(v.holding)
         for c in self.ordered():
+            j = c.judgement
             if c.status == "open":
                 yield from self.approach_and_inspect(c)
             elif c.status == "occluded" and c.removals < MAX_REMOVALS:
                 yield from self.uncover(c, weak=False)
+            elif (
+                c.name == self.focus
+                and c.status == "inconclusive"
+                and j is not None
+                and j.weak
+                and c.removals < MAX_REMOVALS
+                and v.left >= WEAK_UNCOVER_MIN_LEFT
+                and self.is_near(c.node, self.inspect_limit)
+            ):
+                yield from self.uncover(c, weak=True)  # it is right here: open it now
         best = self.best()
         if v.left >= WEAK_UNCOVER_MIN_LEFT:
             for c in self.ordered():
@@ -881,10 +1015,11 @@ class Situation:
         yield from self.ask_the_map()
         if best is not None and best.status == "partial":
             yield self.answer(best)  # it serves the purpose; only a wish is unmet
+        yield from self.look_alikes()
         yield from self.search_places()
         for f in sorted(
             (r for r in v.regions() if _is_frontier(r) and r.name not in self.visited),
-            key=lambda r: (round(self.robot_dist(r), 3), r.name),
+            key=lambda r: (-round(self.novelty(r), 3), r.name),
         ):
             yield Proposal(
                 "goto",
@@ -892,47 +1027,107 @@ class Situation:
                 f"The map shows no unexamined {self.intent.head}; exploring {f.name} may "
                 "reveal more of the area before querying again.",
             )
-        if best is None:
-            for r in sorted(
-                (r for r in v.regions() if r.name not in self.visited and not _is_frontier(r)),
-                key=lambda r: (-round(self.robot_dist(r), 3), r.name),
-            ):
-                yield Proposal(
-                    "goto",
-                    {"region": r.name},
-                    f"Nothing matching has been found; moving to {r.name} lets the cameras "
-                    "map more of the area.",
-                )
+        if best is None or best.status not in ("confirmed", "partial"):
+            # keep exploring: the region that shows most that is new, a way out of the
+            # mapped area, then any region not visited
+            regions = sorted(
+                (
+                    r
+                    for r in v.regions()
+                    if r.name not in self.visited and not _is_frontier(r) and not _is_free_spot(r)
+                ),
+                key=lambda r: (-round(self.novelty(r), 3), r.name),
+            )
+            far = [r for r in regions if self.novelty(r) >= FAR_REGION_M]
+            for r in far:
+                yield self._explore(r)
+            if v.left > ANSWER_EARLY_LEFT + 1:
+                yield from self.ways_out()
+            for r in regions:
+                if r not in far:
+                    yield self._explore(r)
         yield self.answer_best()
         yield self.answer_none()
         for q in self.intent.queries:
             yield Proposal("query", {"concept": q}, self._why_query(q))
 
+    def _explore(self, r: Node) -> Proposal:
+        return Proposal(
+            "goto",
+            {"region": r.name},
+            f"Nothing matching has been found; moving to {r.name} lets the cameras map more "
+            "of the area.",
+        )
+
     def ask_the_map(self) -> Iterator[Proposal]:
-        """The goal's concepts, precise to broad. Before the robot has walked anywhere to
-        see more, all of them; after each such walk at most two (the precise one and the
-        broadest), so that exploring does not become re-asking everything at every step."""
-        queries = list(self.intent.queries)
-        if self.explorations:
-            if len(self.queries_since_explore) >= MAX_QUERIES_PER_WALK:
+        """What to ask the map. Before any walk made to see more: the goal's concepts,
+        precise to broad (but after two empty answers walk first if there is somewhere to
+        walk). After each such walk one concept, in turn (the precise one, the broadest, a
+        place not found yet, the look the map confuses with the goal), and a second only
+        if the first found nothing: exploring must not become re-asking everything."""
+        since = self.queries_since_explore
+        empty = self.empty_since_explore
+        if not self.explorations:
+            if self._walk_first():
                 return
-            queries = list(dict.fromkeys([queries[0], queries[-1]]))
+            queries = list(self.intent.queries)
+        else:
+            if len(since) >= MAX_QUERIES_PER_WALK or (since and empty < len(since)):
+                return
+            turns = self._rotation()
+            k = self.explorations - 1
+            queries = [turns[k % len(turns)], turns[(k + 1) % len(turns)]]
         for q in queries:
-            if " ".join(norm_words(q)) not in self.queries_since_explore:
+            if " ".join(norm_words(q)) not in since:
                 yield Proposal("query", {"concept": q}, self._why_query(q))
+
+    def _walk_first(self) -> bool:
+        """Whether the first queries all found nothing and a frontier waits: the map is
+        empty around here, so walking beats broadening."""
+        empty = self.empty_since_explore
+        if empty < EMPTY_BEFORE_WALK or empty != len(self.queries_since_explore):
+            return False
+        return any(
+            _is_frontier(r) and r.name not in self.visited and not self._unreachable(r.name)
+            for r in self.view.regions()
+        )
+
+    def _rotation(self) -> list[str]:
+        places = [p for p in self.intent.places if not self._found(p)]
+        q = self.intent.queries
+        return list(dict.fromkeys([q[0], q[-1], *places, *self.lookalike_phrases]))
+
+    def _found(self, concept: str) -> bool:
+        norm = " ".join(norm_words(concept))
+        return any(n.concept == norm for n in self.view.objects())
+
+    def look_alikes(self) -> Iterator[Proposal]:
+        """What the map keeps confusing with the goal, in the VLM's words ('small black
+        electronics box', seen on two ruled-out candidates): the goal may look the same,
+        so ask the map for that look and inspect what else it finds."""
+        if self.explorations or self._walk_first():
+            return  # after a walk, asked in turn by ask_the_map
+        for phrase in self.lookalike_phrases:
+            if phrase not in self.queries_since_explore:
+                yield Proposal(
+                    "query",
+                    {"concept": phrase},
+                    f"Candidates for {self.intent.head} keep turning out to be a '{phrase}'; "
+                    "the goal may look the same to the map, so ground that look.",
+                )
 
     def search_places(self) -> Iterator[Proposal]:
         """Where things of the goal's kind are usually kept: walk to the places the map
-        found (nearest first), else ask it for the next place; the goal is asked for
+        found (nearest first), else ask it for each place once; the goal is asked for
         again from there."""
         places = {" ".join(norm_words(p)): p for p in self.intent.places}
         if not places:
             return
-        walked = [r for r in self.visited if r.startswith("near_") and self._is_place(r[5:])]
-        if len(set(walked)) < MAX_PLACE_WALKS:
+        walked = {r for r in self.visited if r.startswith("near_") and self._is_place(r[5:])}
+        if len(walked) < MAX_PLACE_WALKS:
             nodes = sorted(
                 (n for n in self.view.objects() if n.concept in places),
-                key=lambda n: (round(self.robot_dist(n), 3), n.name),
+                key=lambda n: (-round(self.novelty(n), 3), n.name),
             )
             for n in nodes:
                 for r in self.region_for(n)[:1]:
@@ -943,8 +1138,8 @@ class Situation:
                             f"No {self.intent.head} is on the map yet; {n.name} is a "
                             f"{n.concept}, where such things are often kept: look from {r}.",
                         )
-        if self.explorations and len(self.queries_since_explore) >= MAX_QUERIES_PER_WALK:
-            return
+        if self.explorations or self._walk_first():
+            return  # after a walk, asked in turn by ask_the_map
         for norm, place in places.items():
             if norm not in self.queried:
                 yield Proposal(
@@ -954,9 +1149,43 @@ class Situation:
                     f"so ground '{place}' and search there.",
                 )
 
+    def ways_out(self) -> Iterator[Proposal]:
+        """Nothing left to explore on the map: look for a way into unmapped space (a door
+        to another room), and walk through what it finds."""
+        for n in sorted(
+            (n for n in self.view.objects() if n.concept in EXIT_CONCEPTS),
+            key=lambda n: (-round(self.novelty(n), 3), n.name),
+        ):
+            for r in self.region_for(n)[:1]:
+                if r not in self.visited and r != self.at_region:
+                    yield Proposal(
+                        "goto",
+                        {"region": r},
+                        f"The mapped area holds no {self.intent.head}; {n.name} may lead to "
+                        "unexplored space.",
+                    )
+        for concept in EXIT_CONCEPTS:
+            if concept not in self.queried:
+                yield Proposal(
+                    "query",
+                    {"concept": concept},
+                    f"Everything mapped so far has been searched for {self.intent.head}; ask "
+                    f"the map for a {concept} to reach unexplored space.",
+                )
+
+    def novelty(self, region: Node) -> float:
+        """How far a region is from everywhere the robot has been (metres): walking there
+        shows the cameras the most that is new."""
+        been = [self.view.robot_xy] + [
+            self.view.nodes[r].xy for r in self.visited if r in self.view.nodes
+        ]
+        return min(region.dist(xy) for xy in been)
+
     def _is_place(self, name: str) -> bool:
+        """Whether an object node is a place to search from, not a candidate (a workbench
+        for a tool, a door to another room)."""
         node = self.view.nodes.get(name)
-        places = {" ".join(norm_words(p)) for p in self.intent.places}
+        places = {" ".join(norm_words(p)) for p in self.intent.places} | set(EXIT_CONCEPTS)
         return node is not None and node.kind == "object" and node.concept in places
 
     def _why_query(self, q: str) -> str:
@@ -977,7 +1206,7 @@ class Situation:
             "inspecting it settles what it is"
             + (" now that its covering is off." if c.uncovered else "."),
         )
-        if self.is_near(c.node, INSPECT_RANGE_M):
+        if self.is_near(c.node, min(INSPECT_RANGE_M, self.inspect_limit)):
             yield inspect
         for r in self.region_for(c.node):
             if r != self.at_region:
@@ -987,7 +1216,7 @@ class Situation:
                     f"{c.name} is {self.robot_dist(c.node):.1f} m away; walk to {r} to inspect "
                     "it from close by.",
                 )
-        if self.robot_dist(c.node) <= VLM_RANGE_M:
+        if self.robot_dist(c.node) <= min(VLM_RANGE_M, self.inspect_limit):
             yield inspect
         elif not self.region_for(c.node):
             yield from self.get_a_viewpoint(c)
