@@ -70,6 +70,7 @@ _AWAY_RE = re.compile(r"\b(\d+(?:\.\d+)?) m away")
 SAME_SPOT_M = 0.3  # a region this close to the robot is where it stands already
 VLM_RANGE_M = 3.0  # an inspection farther than this is refused
 VIEWPOINT_GAIN_M = 0.5  # walk toward a viewpoint-less candidate only if this much closer
+CLOSER_M = 0.2  # a walk to reach a covering must bring the robot at least this much closer
 GRASP_RANGE_M = 1.3  # walk to the covering first when farther than this (arm reach ~1.3 m)
 PLACE_RANGE_M = 1.5  # regions this close may take what the gripper holds
 OCCLUDER_MATCH_M = 1.5  # a covering node this close to a candidate is taken to cover it
@@ -443,9 +444,18 @@ def _shows_name(name: str, text: str) -> str | None:
     return None
 
 
-def evaluate(req: Requirement, primary: str, evidence: str) -> tuple[int, str]:
+def evaluate(req: Requirement, primary: str, evidence: str, whole: str = "") -> tuple[int, str]:
     """+1 (seen), 0 (not known), -1 (denied: 'no raised surface'), -2 (counter-evidence
-    such as another brand or 'water'); with the clause that says so."""
+    such as another brand or 'water'); with the clause that says so. ``whole`` is the
+    entire answer, things seen around the target included (for relations)."""
+    if req.kind == "relation":
+        # the landmark, with its details ("grey" shelf), in one sentence of the answer
+        for sentence in re.split(r"(?<=[.!?])\s+", normalise_text(whole or evidence)):
+            hits = [h for h in scan_cues(sentence, req.positive) if not h.negated]
+            toks = set(norm_words(sentence))
+            if hits and all(d in toks for d in req.detail):
+                return 1, _clip(sentence, SNIPPET_CHARS)
+        return 0, ""
     if req.kind == "evidence":
         pos, neg = _cue_set(req.positive), _cue_set(req.counter)
         hits = scan_cues(evidence, [*req.positive, *req.counter])
@@ -591,10 +601,11 @@ def judge(answer: str, intent: Intent) -> Judgement:
         if h.concept in OCCLUDERS and h.concept not in intent.kinds:
             if h.concept not in WEAK_OCCLUDERS or not strong:
                 occluder = h.concept
-    verdicts = [(r, *evaluate(r, primary, evidence)) for r in intent.requirements]
+    verdicts = [(r, *evaluate(r, primary, evidence, whole)) for r in intent.requirements]
     score = sum(1 for _, v, _ in verdicts if v > 0)
-    if any(r.kind == "content" and v == 0 for r, v, _ in verdicts) and not (weak or strong):
-        # contents unseen and a lid or flaps beside it: the container is probably closed
+    unseen = [r for r, v, _ in verdicts if v == 0 and not r.implied and not r.soft]
+    if any(r.kind not in ("relation", "colour") for r in unseen) and not (weak or strong):
+        # what would settle it is unseen and a lid or flaps lie beside it: it is closed
         for h in find_nouns(norm_words(whole)):
             if h.concept in WEAK_OCCLUDERS and h.concept not in intent.kinds:
                 weak, occluder, cover_words = True, h.concept, h.phrase
@@ -1301,7 +1312,8 @@ class Situation:
             if self.is_near(o, GRASP_RANGE_M, c.node):
                 yield grasp
             for r in [*self.region_for(o), *self.region_for(c.node)]:
-                if r != self.at_region:
+                closer = self.view.nodes[r].dist(o.xy) < self.robot_dist(o) - CLOSER_M
+                if r != self.at_region and closer:
                     yield Proposal(
                         "goto",
                         {"region": r},

@@ -148,7 +148,8 @@ OBJECTS: dict[str, tuple[str, ...]] = {
     "lid": ("lid", "flap", "box flap", "cap lid"),
     # more things a VLM names, so that a look-alike is recognised as something else
     "toy": ("toy", "plush", "plush toy", "stuffed toy", "stuffed animal", "teddy bear", "doll"),
-    "fridge": ("fridge", "refrigerator", "freezer"),
+    "fridge": ("fridge", "refrigerator", "freezer", "mini fridge"),
+    "cooler": _w("cooler, cool box, coolbox, cooler box, ice chest, ice box, cool bag"),
     "sink": ("sink", "basin"),
     "tree": ("tree",),
     "car": ("car", "hatchback", "sedan", "van"),
@@ -287,7 +288,8 @@ EVIDENCE: dict[str, EvidenceClass] = {
         triggers=_w(
             "hazard, hazardous, dangerous, danger, toxic, poison, poisonous, harmful, corrosive, "
             "flammable, inflammable, chemical, unsafe, caustic, explosive, radioactive, hazmat, "
-            "biohazard, acid, deadly"
+            "biohazard, acid, deadly, gloves, goggles, protective gear, respirator, fume hood, "
+            "safety glasses"
         ),
         positive=_w(
             "danger, dangerous, hazard, hazardous, corrosive, toxic, flammable, inflammable, "
@@ -374,6 +376,30 @@ EVIDENCE: dict[str, EvidenceClass] = {
         claim="safe to use on an electrical fire",
         scope=("fire", "fire extinguisher"),
     ),
+    "insulated": EvidenceClass(
+        name="insulated",
+        triggers=_w("cold, chilled, chill, frozen, refrigerated, cool, on ice"),
+        positive=_w(
+            "insulated, insulation, cooler, cool box, thermal, chilled, refrigerated, fridge, "
+            "freezer, foam lined, ice"
+        ),
+        counter=_w("thin, thin walled, mesh, cardboard, paper, open top, fabric"),
+        question="Is it insulated, able to keep things cold?",
+        claim="that keeps things cold",
+        scope=("keep_cold",),
+    ),
+    "portable": EvidenceClass(
+        name="portable",
+        triggers=_w(
+            "walk, carry, take them, take it, bring, transport, trip, outing, picnic, journey, "
+            "travel, on the way, to the other"
+        ),
+        positive=_w("handle, carry handle, portable, strap, shoulder strap, handles"),
+        counter=_w("plugged, plugged in, built in, mounted, fixed, bolted"),
+        question="Can it be carried (a handle or strap), or is it fixed or plugged in?",
+        claim="that can be carried",
+        scope=("keep_cold",),
+    ),
     "capacity": EvidenceClass(
         name="capacity",
         triggers=_w(
@@ -393,7 +419,7 @@ EVIDENCE: dict[str, EvidenceClass] = {
 """Properties a task may ask for (the ``capacity`` class only ever rules out: a cart
 bought to move a robot is assumed big enough unless the view says it is small)."""
 
-IMPLIED_EVIDENCE = ("capacity",)
+IMPLIED_EVIDENCE = ("capacity", "portable")
 """Evidence classes that are assumed to hold unless an inspection denies them."""
 
 SURFACE_COMPLEMENTS = ("laptop", "monitor", "tablet", "keyboard")
@@ -558,13 +584,14 @@ class Function:
     triggers: tuple[str, ...]
     concepts: tuple[str, ...]
     purpose: str
+    refines: tuple[str, ...] = ()  # functions it makes more specific (pack -> keep cold)
 
 
 FUNCTIONS: tuple[Function, ...] = (
     Function(
         "transport",
-        _forms("transport", "carry", "haul", "move", "ferry", "lug", "shift")
-        + ("take equipment", "bring equipment", "heavy load", "heavy loads"),
+        _forms("transport", "carry", "haul", "move", "ferry", "lug", "shift", "wheel", "trundle")
+        + ("take equipment", "bring equipment", "heavy load", "heavy loads", "push around"),
         ("cart", "trolley", "wagon", "dolly", "hand truck", "wheelbarrow"),
         "to transport things",
     ),
@@ -632,6 +659,16 @@ FUNCTIONS: tuple[Function, ...] = (
         ),
         ("fire extinguisher", "fire blanket"),
         "to fight a fire",
+    ),
+    Function(
+        "keep_cold",
+        _w(
+            "stay cold, keep cold, keep cool, stay cool, cold, chilled, chill, frozen, "
+            "refrigerated, on ice"
+        ),
+        ("cooler", "cool box", "ice chest", "fridge"),
+        "to keep things cold",
+        refines=("pack", "transport", "store"),
     ),
     Function(
         "eat",
@@ -877,7 +914,8 @@ class Requirement:
     person's name on its label), ``colour``, ``text`` (words written on it), ``content`` (a
     named thing or material on or in it), ``marking`` (what a sticker, tag or print on it
     shows: the ``positive`` words; ``counter`` names the carrier), ``material`` (what a bin
-    takes), ``descriptor`` (words of the goal's name: "road" bike, "impact" driver).
+    takes), ``descriptor`` (words of the goal's name: "road" bike, "impact" driver),
+    ``relation`` (a landmark seen beside it: "on the dark counter", "next to the kettle").
     ``soft``: a wish ("ideally ..."): failing it does not rule a candidate out.
     ``implied``: the goal kind usually has it (a cart has wheels): only a denial counts.
     """
@@ -890,6 +928,7 @@ class Requirement:
     question: str = ""
     soft: bool = False
     implied: bool = False
+    detail: tuple[str, ...] = ()  # words that must stand beside a positive word (a landmark's)
 
 
 @dataclass(frozen=True)
@@ -1508,7 +1547,9 @@ def _read_goal(toks: list[_Tok], hits: dict[int, NounHit], skip: set[int]) -> _G
     if req.sentence is not None:
         in_request = [h for h in fn_hits if toks[h[0]].sentence == req.sentence]
         if in_request or fn_hits:
-            return _function_goal((in_request or fn_hits)[0][2])
+            fn = (in_request or fn_hits)[0][2]
+            finer = next((h[2] for h in fn_hits if fn.name in h[2].refines), None)
+            return _function_goal(finer or fn)
     trigger_at = {i for i, _, _ in fn_hits}
     nouns = list(hits.values())
     head_hit = next((h for h in nouns if not _is_complement(toks, h.index, trigger_at)), None)
@@ -1716,6 +1757,101 @@ def _contents(
     return out
 
 
+_SPATIAL = tuple(
+    sorted(
+        {
+            tuple(p.split())
+            for p in _w(
+                "on, onto, atop, on top of, by, beside, next to, near, close to, under, "
+                "underneath, below, behind, in front of, at, against, alongside"
+            )
+        },
+        key=lambda p: (-len(p), p),
+    )
+)
+_NOT_LANDMARKS = frozenset(
+    _w(
+        "room, office, kitchen, lab, laboratory, hallway, corridor, floor, ground, area, "
+        "building, garage, yard, garden, lobby, site, field, place, space, corner, wall, "
+        "ceiling, side, end, top, bottom, left, right, front, back, way, level, storey, "
+        "morning, afternoon, evening, night, moment, minute, time, sun, shade, foot, hand"
+    )
+)
+
+
+def _relations(
+    toks: list[_Tok], hits: dict[int, NounHit], goal: _Goal, soft_sent: set[int]
+) -> list[Requirement]:
+    """Landmarks the goal is placed by in its sentence ("the mug on the grey shelf, next to
+    the kettle"): an inspection must see them around the target. Rooms, floors and other
+    places are not landmarks a camera sees beside a thing."""
+    if goal.phrase is None:
+        return []
+    lows = [t.low for t in toks]
+    sentence = toks[goal.phrase.head].sentence
+    out: list[Requirement] = []
+    i = goal.phrase.head + 1
+    while i < len(toks) and toks[i].sentence == sentence:
+        prep = next((p for p in _SPATIAL if tuple(lows[i : i + len(p)]) == p), None)
+        if prep is None:
+            i += 1
+            continue
+        ph = _phrase_at(toks, i + len(prep), hits)
+        i += len(prep)
+        if ph.kind != "noun" or ph.head in goal.span:
+            continue
+        head = toks[ph.head]
+        concept = ph.hit.concept if ph.hit is not None else None
+        if head.norm in _NOT_LANDMARKS or concept in goal.kinds or _is_proper(head):
+            continue
+        names = (concept, *OBJECTS.get(concept, ())) if concept else (head.norm,)
+        start = ph.hit.index if ph.hit is not None else ph.head
+        detail = tuple(
+            toks[k].norm
+            for k in ph.tokens
+            if k < start and toks[k].low not in _STOP and not toks[k].low.endswith("'s")
+        )
+        name = " ".join([*detail, ph.hit.phrase if ph.hit is not None else head.norm])
+        if any(r.name == name for r in out):
+            continue
+        out.append(
+            Requirement(
+                kind="relation",
+                name=name,
+                label=f"{' '.join(prep)} the {name}",
+                positive=names,
+                question="What is it standing on, and what is right next to it?",
+                soft=sentence in soft_sent,
+                detail=detail,
+            )
+        )
+    return out
+
+
+_NOT_OWNERS = frozenset(
+    _w("today's, tomorrow's, yesterday's, someone's, somebody's, everyone's, nobody's, one's")
+)
+
+
+def _owner(toks: list[_Tok], goal: _Goal) -> tuple[str | None, set[int]]:
+    """Whose the goal is, when a name says so ("TOMAS's toolbox", "the helmet that
+    belongs to Marta"): the name must show on it. Returns the name and its tokens."""
+    if goal.phrase is not None:
+        for k in goal.phrase.tokens:
+            t = toks[k]
+            if t.low.endswith("'s") and t.text[:1].isupper() and t.low not in _NOT_OWNERS:
+                base = t.text[:-2]
+                if base.lower() not in _STOP and concept_of(base.lower()) is None:
+                    return base, {k}
+    lows = [t.low for t in toks]
+    for i in range(len(toks) - 2):
+        if tuple(lows[i : i + 2]) in (("belongs", "to"), ("belonging", "to"), ("owned", "by")):
+            t = toks[i + 2]
+            if t.text[:1].isupper() and t.low not in _STOP:
+                return t.text, {i + 2}
+    return None, set()
+
+
 def _material(toks: list[_Tok], soft_sent: set[int]) -> Requirement | None:
     """What a bin must take for the thing to be thrown away ("this plastic bottle")."""
     family = None
@@ -1750,6 +1886,8 @@ def parse_task(task: str) -> Intent:
     written = _written_text(task)
     skip = name_idx | {i for i, t in enumerate(toks) if t.low in written}
     goal = _read_goal(toks, hits, skip)
+    owner, owner_idx = _owner(toks, goal)
+    skip |= owner_idx
     noun_idx = {k for h in hits.values() for k in range(h.index, h.index + h.length)}
 
     identity: list[str] = []
@@ -1820,6 +1958,16 @@ def parse_task(task: str) -> Intent:
                 soft=sentence_of(min(name_idx)) in soft_sent,
             )
         )
+    if owner and not surname:
+        reqs.append(
+            Requirement(
+                kind="name",
+                name=owner,
+                label=f"belonging to {owner}",
+                positive=(owner,),
+                question="Whose name is on it?",
+            )
+        )
     brand = goal.brand or _brand(toks, noun_idx | skip)
     if brand:
         at = next((i for i, t in enumerate(toks) if t.text == brand.split()[0]), 0)
@@ -1881,6 +2029,7 @@ def parse_task(task: str) -> Intent:
                 )
             )
     reqs.extend(_contents(toks, hits, goal, reqs, soft_sent))
+    reqs.extend(_relations(toks, hits, goal, soft_sent))
     if goal.phrase is None and _request(toks, hits).packed is not None:
         packed = _request(toks, hits).packed
         reqs.append(_content_requirement(toks, packed, False, lead="holding"))

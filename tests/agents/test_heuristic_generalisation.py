@@ -693,3 +693,146 @@ def test_an_unreachable_viewpoint_is_not_retried_under_another_name() -> None:
     assert (reply.action.name, reply.action.args.region) != ("goto", "near_trolley_1")
     view = parse_view(text)
     assert view.nodes["near_trolley_1"].xy == view.nodes["near_cart_1"].xy
+
+
+# =========================================================================== relations, owners
+
+
+@pytest.mark.parametrize(
+    ("task", "landmarks"),
+    [
+        ("I want the mug sitting on the grey shelf, next to the kettle.", {"shelf", "kettle"}),
+        ("Grab the stapler beside the printer.", {"printer"}),
+        ("Find the vase under the window, by the red armchair.", {"window", "armchair"}),
+    ],
+)
+def test_relations_to_landmarks_are_requirements(task, landmarks) -> None:
+    intent = parse_task(task)
+    rel = [r for r in intent.requirements if r.kind == "relation"]
+    assert {r.name.split()[-1] for r in rel} == landmarks
+    assert not any(r.kind == "colour" for r in intent.requirements)  # grey / red: landmarks'
+
+
+def test_rooms_and_floors_are_not_landmarks() -> None:
+    for task in (
+        "Find the backpack in the Meeting Room",
+        "Find my umbrella somewhere on this floor.",
+        "Bring me the mug from the kitchen.",
+    ):
+        assert not any(r.kind == "relation" for r in parse_task(task).requirements), task
+
+
+def test_a_relation_is_judged_from_what_is_seen_around_the_target() -> None:
+    intent = parse_task("I want the mug sitting on the grey shelf, next to the kettle.")
+    near = (
+        "At the target I see a white mug. Nearby I also see a grey shelf: a grey metal shelf. "
+        "Nearby I also see a kettle: an electric kettle."
+    )
+    other_shelf = (
+        "At the target I see a white mug. Nearby I also see a wooden shelf. Nearby I also see "
+        "a kettle."
+    )
+    alone = "At the target I see a white mug. Nearby I also see a desk lamp."
+    assert judge(near, intent).status == "confirmed"
+    assert judge(other_shelf, intent).status == "inconclusive"
+    assert judge(alone, intent).status == "inconclusive"
+
+
+def test_episode_relation_picks_the_one_by_the_landmarks() -> None:
+    things = [
+        Thing("a", ("mug", "cup"), (2.5, 2.5),
+              "At the target I see a white mug. Nearby I also see a wooden table."),
+        Thing("b", ("mug", "cup"), (5.0, 6.0),
+              "At the target I see a white mug. Nearby I also see a grey shelf. Nearby I also "
+              "see a toaster."),
+        Thing("c", ("mug", "cup"), (8.0, 3.0),
+              "At the target I see a white mug. Nearby I also see a grey shelf: a grey shelf. "
+              "Nearby I also see a kettle: an electric kettle."),
+    ]  # fmt: skip
+    w = ScriptedWorld("I want the mug sitting on the grey shelf, next to the kettle.", things)
+    w.run()
+    assert _answered(w, "c"), w.history
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Fetch MARTA's helmet, please.",
+        "Where is Marta's helmet?",
+        "Find the helmet that belongs to Marta.",
+    ],
+)
+def test_an_owner_name_must_be_on_the_thing(task) -> None:
+    intent = parse_task(task)
+    assert intent.head == "helmet"
+    name = next(r for r in intent.requirements if r.kind == "name")
+    assert name.name.lower() == "marta"
+    assert (
+        judge(
+            "At the target I see a white helmet: a white helmet with a name sticker reading JONAS.",
+            intent,
+        ).status
+        == "ruled_out"
+    )
+    assert (
+        judge(
+            "At the target I see a white helmet: a white helmet with a name sticker reading MARTA.",
+            intent,
+        ).status
+        == "confirmed"
+    )
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "The vaccines must stay cold until the clinic. What can I carry them in?",
+        "I need to keep these drinks chilled at the picnic. What could I pack them into?",
+    ],
+)
+def test_keeping_things_cold_asks_for_a_cooler(task) -> None:
+    intent = parse_task(task)
+    assert intent.function == "keep_cold"
+    assert intent.queries[0] == "cooler"
+    assert (
+        judge(
+            "At the target I see a white box: a thin plastic storage box; no insulation.", intent
+        ).status
+        != "confirmed"
+    )
+    assert (
+        judge(
+            "At the target I see a white box: an insulated cool box with a latching lid.", intent
+        ).status
+        == "confirmed"
+    )
+
+
+def test_wheeling_something_around_is_transport() -> None:
+    intent = parse_task("What could I wheel the amplifier around on, with room for a tablet?")
+    assert intent.function == "transport"
+    assert "surface" in _kinds(
+        "What could I wheel the amplifier around on, with room for a tablet?"
+    )
+
+
+def test_protective_gear_implies_a_hazard() -> None:
+    assert "hazard" in _kinds("Which canister should I only handle with gloves and goggles on?")
+
+
+def test_something_carried_cold_must_be_portable() -> None:
+    intent = parse_task("Keep these samples cold on the bus trip. What can I carry them in?")
+    assert intent.function == "keep_cold"
+    assert (
+        judge(
+            "At the target I see a white fridge: a mini fridge built in under the counter.", intent
+        ).status
+        == "ruled_out"
+    )
+    assert (
+        judge(
+            "At the target I see a blue cool box: an insulated cool box with a carry handle.",
+            intent,
+        ).status
+        == "confirmed"
+    )
