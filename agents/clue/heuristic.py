@@ -84,6 +84,7 @@ MAX_PLACE_WALKS = 3  # walks to where such things are usually kept
 LOOKALIKE_MIN = 2  # ruled-out candidates that must share a look before it is queried
 EMPTY_BEFORE_WALK = 2  # empty answers in a row after which walking beats broadening
 FAR_REGION_M = 3.0  # a region this far from everywhere the robot has been is worth a walk
+LANDMARKS_MEET_M = 2.0  # places this close together count as one spot
 EXIT_CONCEPTS = ("door", "doorway")  # asked for when nothing mapped is left to explore
 _LOOK_END = frozenset("with on of in under over beside near and holding used that which".split())
 MAX_LOOK_WORDS = 6  # longest look phrase sent to the map
@@ -1104,6 +1105,9 @@ class Situation:
         )
 
     def _rotation(self) -> list[str]:
+        """Concepts asked in turn after exploring walks: the goal (precise, broad), the
+        places to look that the map has not found yet, the look the map confuses with the
+        goal."""
         places = [p for p in self.intent.places if not self._found(p)]
         q = self.intent.queries
         return list(dict.fromkeys([q[0], q[-1], *places, *self.lookalike_phrases]))
@@ -1128,37 +1132,47 @@ class Situation:
                 )
 
     def search_places(self) -> Iterator[Proposal]:
-        """Where things of the goal's kind are usually kept: walk to the places the map
-        found (nearest first), else ask it for each place once; the goal is asked for
-        again from there."""
+        """Where things of the goal's kind are usually kept, or the landmarks it stands by:
+        ask the map for each place once (all of them first, so that the spot where they
+        meet is known), then walk to the places found, where they meet first, else the
+        newest view; the goal is asked for again from there."""
         places = {" ".join(norm_words(p)): p for p in self.intent.places}
         if not places:
             return
+        if not (self.explorations or self._walk_first()):
+            for norm, place in places.items():
+                if norm not in self.queried:
+                    yield Proposal(
+                        "query",
+                        {"concept": place},
+                        f"The map finds no fitting {self.intent.head}; it is likely by a "
+                        f"{place}, so ground '{place}' and search there.",
+                    )
         walked = {r for r in self.visited if r.startswith("near_") and self._is_place(r[5:])}
-        if len(walked) < MAX_PLACE_WALKS:
-            nodes = sorted(
-                (n for n in self.view.objects() if n.concept in places),
-                key=lambda n: (-round(self.novelty(n), 3), n.name),
+        if len(walked) >= MAX_PLACE_WALKS:
+            return
+        nodes = [n for n in self.view.objects() if n.concept in places]
+
+        def together(n: Node) -> int:
+            """Other places found beside it: where landmarks meet, look first."""
+            return len(
+                {
+                    m.concept
+                    for m in nodes
+                    if m.concept != n.concept and m.dist(n.xy) <= LANDMARKS_MEET_M
+                }
             )
-            for n in nodes:
-                for r in self.region_for(n)[:1]:
-                    if r not in self.visited and r != self.at_region:
-                        yield Proposal(
-                            "goto",
-                            {"region": r},
-                            f"No {self.intent.head} is on the map yet; {n.name} is a "
-                            f"{n.concept}, where such things are often kept: look from {r}.",
-                        )
-        if self.explorations or self._walk_first():
-            return  # after a walk, asked in turn by ask_the_map
-        for norm, place in places.items():
-            if norm not in self.queried:
-                yield Proposal(
-                    "query",
-                    {"concept": place},
-                    f"The map finds no {self.intent.head}; it is often kept near a {place}, "
-                    f"so ground '{place}' and search there.",
-                )
+
+        nodes.sort(key=lambda n: (-together(n), -round(self.novelty(n), 3), n.name))
+        for n in nodes:
+            for r in self.region_for(n)[:1]:
+                if r not in self.visited and r != self.at_region:
+                    yield Proposal(
+                        "goto",
+                        {"region": r},
+                        f"No fitting {self.intent.head} is on the map yet; {n.name} is a "
+                        f"{n.concept}, where it is likely to be: look from {r}.",
+                    )
 
     def ways_out(self) -> Iterator[Proposal]:
         """Nothing left to explore on the map: look for a way into unmapped space (a door

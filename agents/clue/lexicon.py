@@ -2029,7 +2029,8 @@ def parse_task(task: str) -> Intent:
                 )
             )
     reqs.extend(_contents(toks, hits, goal, reqs, soft_sent))
-    reqs.extend(_relations(toks, hits, goal, soft_sent))
+    relations = _relations(toks, hits, goal, soft_sent)
+    reqs.extend(relations)
     if goal.phrase is None and _request(toks, hits).packed is not None:
         packed = _request(toks, hits).packed
         reqs.append(_content_requirement(toks, packed, False, lead="holding"))
@@ -2049,7 +2050,8 @@ def parse_task(task: str) -> Intent:
         outdoor=any(t.low in OUTDOOR_WORDS for t in toks),
         identity=tuple(dict.fromkeys(identity)),
         related=tuple(dict.fromkeys(related)),
-        places=goal.places,
+        # the landmarks it stands by are the first places to look
+        places=tuple(dict.fromkeys([*(r.name for r in relations), *goal.places])),
         unknown_head=goal.unknown,
     )
 

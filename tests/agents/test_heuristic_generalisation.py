@@ -836,3 +836,23 @@ def test_something_carried_cold_must_be_portable() -> None:
         ).status
         == "confirmed"
     )
+
+
+def test_episode_searches_where_the_landmarks_meet() -> None:
+    """The right mug is out of the map's sight at first; the landmarks are not: the
+    responder looks where a grey shelf and a kettle stand together and asks again."""
+    things = [
+        Thing("a", ("mug", "cup"), (2.5, 2.5),
+              "At the target I see a white mug. Nearby I also see a wooden table."),
+        Thing("shelf_far", ("grey shelf", "shelf"), (3.0, 8.5),
+              "At the target I see a grey shelf."),
+        Thing("shelf", ("grey shelf", "shelf"), (9.0, 8.5), "At the target I see a grey shelf."),
+        Thing("kettle", ("kettle",), (9.5, 8.0), "At the target I see a kettle."),
+        Thing("c", ("mug", "cup"), (9.2, 8.3),
+              "At the target I see a white mug. Nearby I also see a grey shelf: a grey shelf. "
+              "Nearby I also see a kettle: an electric kettle.", hidden=True),
+    ]  # fmt: skip
+    w = RevealWorld("I want the mug sitting on the grey shelf, next to the kettle.", things)
+    w.reveal_m = 2.5
+    w.run()
+    assert _answered(w, "c"), w.history
