@@ -85,6 +85,7 @@ LOOKALIKE_MIN = 2  # ruled-out candidates that must share a look before it is qu
 EMPTY_BEFORE_WALK = 2  # empty answers in a row after which walking beats broadening
 FAR_REGION_M = 3.0  # a region this far from everywhere the robot has been is worth a walk
 LANDMARKS_MEET_M = 2.0  # places this close together count as one spot
+PLACE_NOVELTY_M = 2.0  # a place is worth a walk only this far from where the robot has been
 EXIT_CONCEPTS = ("door", "doorway")  # asked for when nothing mapped is left to explore
 _LOOK_END = frozenset("with on of in under over beside near and holding used that which".split())
 MAX_LOOK_WORDS = 6  # longest look phrase sent to the map
@@ -1166,7 +1167,9 @@ class Situation:
         nodes.sort(key=lambda n: (-together(n), -round(self.novelty(n), 3), n.name))
         for n in nodes:
             for r in self.region_for(n)[:1]:
-                if r not in self.visited and r != self.at_region:
+                # a place the cameras have seen from close by would already show it
+                fresh = self.novelty(self.view.nodes[r]) >= PLACE_NOVELTY_M
+                if r not in self.visited and r != self.at_region and fresh:
                     yield Proposal(
                         "goto",
                         {"region": r},
