@@ -10,23 +10,30 @@ same messages give the same reply, byte for byte. Tokens are the base class esti
 Decision procedure (one action per call; every rule is generic, none names a scenario):
 
 1. Read the task into an :class:`~agents.clue.lexicon.Intent` with the common-sense
-   lexicon: the goal kind (a named noun, or a kind inferred from a purpose: transport ->
-   cart), the map concepts to try (precise -> broad), and what an inspection must show
-   (hazard labels, a laptop-sized surface, a brand, a colour ...).
+   lexicon: the goal (the noun phrase the request asks for, known to the lexicon or not;
+   a brand's usual kind; or a kind inferred from a purpose: transport -> cart), the map
+   concepts to try (precise -> broad), the places such things are kept, and what an
+   inspection must show (hazard labels, a laptop-sized surface, a brand, a name, a
+   colour, a marking, contents, a landmark beside it ...).
 2. Replay the action history: which candidates were inspected and what the VLM said,
-   which coverings were taken off, which concepts were queried, which regions reached.
-   Each inspected candidate is judged: the wrong kind of thing or counter-evidence rules
-   it out; all requirements seen confirms it; a covering (tarp, sheet ...) means remove
-   it and look again; otherwise it stays an unconfirmed hypothesis.
+   which coverings were taken off, which concepts were queried, which walks explored,
+   which floor points could not be reached, how far an inspection may be. Each inspected
+   candidate is judged: the wrong kind of thing or counter-evidence rules it out; the
+   goal kind with every requirement seen confirms it (identity alone does not when
+   something distinguishing was asked for); a covering (tarp, sheet, a lid seen at the
+   target) means remove it and look again; otherwise it stays an unconfirmed hypothesis.
 3. Propose actions in priority order: answer a confirmed candidate; put down what the
    gripper holds; for the next open candidate (the one in hand first, then the suggested
    tour, then nearest) walk near and inspect, or query / approach / grasp / place its
-   covering; broaden the map query; answer a candidate that fails only a wish
-   ("ideally ..."); explore a frontier; answer the best remaining hypothesis. With one
-   action left, answer at once.
+   covering (a lid of the one in hand is lifted at once); ask the map (every concept
+   before exploring, afterwards one in turn per exploring walk); answer a candidate that
+   fails only a wish ("ideally ..."); ask for the look the map confuses with the goal;
+   search the places such things are kept (where landmarks meet first); explore frontiers
+   and far regions (newest view first) and, with nothing left, a way out (a door);
+   answer the best remaining hypothesis. With few actions left, answer at once.
 4. Skip proposals that name entities missing from the graph, that repeat an action
-   rejected or failed since the robot last changed anything, or that the repair loop's
-   feedback refused; take the first left.
+   rejected or failed since the robot last changed anything, that walk to a floor point
+   found unreachable, or that the repair loop's feedback refused; take the first left.
 """
 
 from __future__ import annotations
@@ -65,8 +72,6 @@ from agents.llm.base import ChatReply, ChatRequest, LLMBackend, Message, timed_r
 from agents.llm.structured import extract_json_objects
 
 INSPECT_RANGE_M = 2.5  # inspect without walking when this close (the VLM needs 3 m or less)
-_FLOOR_POINT_RE = re.compile(r"\((-?\d+(?:\.\d+)?),\s*(-?\d+(?:\.\d+)?)\)")
-_AWAY_RE = re.compile(r"\b(\d+(?:\.\d+)?) m away")
 SAME_SPOT_M = 0.3  # a region this close to the robot is where it stands already
 VLM_RANGE_M = 3.0  # an inspection farther than this is refused
 VIEWPOINT_GAIN_M = 0.5  # walk toward a viewpoint-less candidate only if this much closer
@@ -87,7 +92,6 @@ FAR_REGION_M = 3.0  # a region this far from everywhere the robot has been is wo
 LANDMARKS_MEET_M = 2.0  # places this close together count as one spot
 PLACE_NOVELTY_M = 2.0  # a place is worth a walk only this far from where the robot has been
 EXIT_CONCEPTS = ("door", "doorway")  # asked for when nothing mapped is left to explore
-_LOOK_END = frozenset("with on of in under over beside near and holding used that which".split())
 MAX_LOOK_WORDS = 6  # longest look phrase sent to the map
 WEAK_UNCOVER_MIN_LEFT = 6  # lids are tried only with this many actions left
 ANSWER_EARLY_LEFT = 3  # with this few actions left, answer rather than explore
@@ -100,6 +104,10 @@ STRONG_OCCLUSION = (
     "underneath", "beneath",
 )  # fmt: skip
 WEAK_OCCLUSION = ("lid", "closed", "sealed", "capped", "shut")
+DISTINGUISHING = ("brand", "name", "marking", "text", "content")  # requirements that single out
+_LOOK_END = frozenset("with on of in under over beside near and holding used that which".split())
+_FLOOR_POINT_RE = re.compile(r"\((-?\d+(?:\.\d+)?),\s*(-?\d+(?:\.\d+)?)\)")  # "(7.15, 4.05)"
+_AWAY_RE = re.compile(r"\b(\d+(?:\.\d+)?) m away")  # "cart_1 is 2.9 m away"
 _NEARBY_RE = re.compile(
     r"^\s*(nearby|next to (it|that|this)|beside it|behind it|in the background|further away|"
     r"around it|to the (left|right))\b|\balso see\b",
@@ -613,6 +621,14 @@ def judge(answer: str, intent: Intent) -> Judgement:
                 weak, occluder, cover_words = True, h.concept, h.phrase
                 break
 
+    if (
+        identity == "other"
+        and intent.unknown_head
+        and any(v > 0 for r, v, _ in verdicts if r.kind in DISTINGUISHING)
+    ):
+        # the task's word for it is not the lexicon's ("delivery" for a parcel), but what
+        # singles it out is seen: the name on the label, the brand, the marking
+        identity = "match"
     if identity == "other" and not cover_seen:
         reason = f"it is a {noun}, not a {intent.head}" if noun else "it is something else"
         return Judgement("ruled_out", "ruled_out", identity, seen, reason, seen, None, False, 0)
@@ -740,7 +756,6 @@ class Situation:
         self.grasped: set[str] = set()
         self.focus: str | None = None
         self.queries_since_explore: list[str] = []
-        self.found_any = False
         self.excluded: set[tuple[str, ...]] = set()
         self.given_up: set[tuple[str, ...]] = set()  # failed too often: not even walked for
         self.last_move = -1  # history index of the last successful goto
@@ -748,7 +763,7 @@ class Situation:
         self.explorations = 0  # walks made to see more (frontiers, places, far regions)
         self.empty_since_explore = 0  # the latest queries that found nothing, in a row
         self.queried: set[str] = set()  # every concept asked for
-        self.inspect_limit = INSPECT_RANGE_M  # lowered by "X m away" rejections
+        self.inspect_limit = VLM_RANGE_M  # metres; lowered by "X m away" rejections
         self.bad_spots: list[tuple[float, float]] = []  # goals a goto could not reach
         self.lookalike_phrases = self._lookalikes()
         for n in view.objects():
@@ -806,8 +821,6 @@ class Situation:
                     self.queries_since_explore.append(q)
                     empty = not e.ok or bool(re.search(r"\bno candidates?\b|^0 cand", e.text))
                     self.empty_since_explore = self.empty_since_explore + 1 if empty else 0
-                if e.ok and not re.search(r"\bno candidates?\b|^0 candidates", e.text):
-                    self.found_any = True
             elif e.action == "goto":
                 if e.ok:
                     self.at_region = first
@@ -1014,7 +1027,7 @@ class Situation:
                 and j.weak
                 and c.removals < MAX_REMOVALS
                 and v.left >= WEAK_UNCOVER_MIN_LEFT
-                and self.is_near(c.node, self.inspect_limit)
+                and self.is_near(c.node, min(INSPECT_RANGE_M, self.inspect_limit))
             ):
                 yield from self.uncover(c, weak=True)  # it is right here: open it now
         best = self.best()
@@ -1244,7 +1257,7 @@ class Situation:
                     f"{c.name} is {self.robot_dist(c.node):.1f} m away; walk to {r} to inspect "
                     "it from close by.",
                 )
-        if self.robot_dist(c.node) <= min(VLM_RANGE_M, self.inspect_limit):
+        if self.robot_dist(c.node) <= self.inspect_limit:
             yield inspect
         elif not self.region_for(c.node):
             yield from self.get_a_viewpoint(c)
@@ -1341,8 +1354,9 @@ class Situation:
 
     def put_down(self, held: str) -> Iterator[Proposal]:
         v = self.view
+        used = {e.args[1] for e in v.history if e.action == "place" and len(e.args) > 1}
         spots = sorted(
-            (r for r in v.regions() if _is_free_spot(r)),
+            (r for r in v.regions() if _is_free_spot(r) and r.name not in used),
             key=lambda r: (round(self.robot_dist(r), 3), r.name),
         )
         others = sorted(

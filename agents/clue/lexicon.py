@@ -14,9 +14,18 @@ them:
   (transport -> cart, trolley, wagon ...);
 * :data:`EVIDENCE` - properties a task can ask for and the words that confirm or deny
   them (hazard: danger, corrosive, toxic ... versus water, empty, safe);
+* :data:`BRAND_CATEGORIES`, :data:`PLACES` - what a well-known brand makes, and where
+  things of a kind are usually kept (searched when the map does not find them);
 * :func:`parse_task` -> :class:`Intent` (goal kinds, map concepts to try in order, the
   requirements an inspection must confirm), and :func:`scan_cues`, a negation-aware cue
   finder ("no raised surface", "nothing to rest a laptop on" deny what they name).
+
+The goal is read the way a person reads a request: the noun phrase after the search
+verb or question word ("Could you find the Fluke meter?" -> meter, "Which crate is it
+in?" -> crate, "Where is the LiPo balance charger?" -> charger), its head noun last,
+whether the lexicon knows it or not; a purpose when the request asks for "something" or
+"somewhere" ("anything I could safely stand on?" -> ladder, stool ...); sentence-initial
+modal verbs, pronouns and the other sentences' nouns are context, not the goal.
 
 Everything here is generic English; nothing is tuned to a particular scenario.
 """
@@ -45,7 +54,9 @@ OBJECTS: dict[str, tuple[str, ...]] = {
     "canister": ("canister", "jerrycan", "jerry can", "gas can", "fuel can"),
     "gas cylinder": ("gas cylinder", "gas bottle", "cylinder"),
     "container": ("container", "tub", "storage tub"),
-    "box": ("box", "carton", "cardboard box", "packing box", "moving box", "package", "parcel"),
+    "box": _w(
+        "box, carton, cardboard box, packing box, moving box, package, parcel, delivery, shipment"
+    ),
     "crate": ("crate", "milk crate", "tote box"),
     "basket": ("basket", "hamper"),
     "tank": ("tank", "water tank"),
@@ -313,7 +324,10 @@ EVIDENCE: dict[str, EvidenceClass] = {
         positive=_w(
             "flat, shelf, surface, top, tray, tier, tabletop, laptop, ledge, worktop, desk, deck"
         ),
-        counter=("sloped", "slanted", "uneven", "cluttered", "curved"),
+        counter=_w(
+            "sloped, slanted, uneven, cluttered, curved, narrow, too small, too narrow, "
+            "slide through, slides through, fall through, falls through, no room"
+        ),
         question="Does it have a flat, clear top or shelf that could hold a laptop?",
         claim="with a flat surface that can hold a laptop",
     ),
@@ -454,6 +468,11 @@ BRAND_CATEGORIES: dict[str, str] = {
 """Well-known brand (squashed to lower-case letters and digits) -> what kind of thing it
 makes, for tasks that name only the brand ("my JanSport")."""
 
+VAGUE_HEADS = frozenset(
+    _w("ride, wheel, wheels, gear, kit, stuff, baby, beast, machine, unit, device, thing, item")
+)
+"""Words that name a thing only vaguely ("my ride"): a brand in the task says what it is."""
+
 PERSONAL_CONTAINERS = ("bag", "case", "box")
 """Where an unknown brand's thing may be found: things people carry their belongings in
 (queried before a catch-all "object"; the brand seen on inspection decides)."""
@@ -590,8 +609,11 @@ class Function:
 FUNCTIONS: tuple[Function, ...] = (
     Function(
         "transport",
-        _forms("transport", "carry", "haul", "move", "ferry", "lug", "shift", "wheel", "trundle")
-        + ("take equipment", "bring equipment", "heavy load", "heavy loads", "push around"),
+        _forms("transport", "carry", "haul", "move", "ferry", "lug", "shift", "trundle")
+        + _w(
+            "take equipment, bring equipment, heavy load, heavy loads, push around, i wheel, "
+            "we wheel, to wheel, you wheel, wheeling"
+        ),
         ("cart", "trolley", "wagon", "dolly", "hand truck", "wheelbarrow"),
         "to transport things",
     ),
@@ -1371,7 +1393,10 @@ _PLACE_PREPOSITIONS = frozenset(
 def _names(toks: list[_Tok]) -> tuple[str | None, set[int]]:
     """A person's surname after a title ("Dr. L. Chen" -> "Chen") and the tokens it uses."""
     for i, t in enumerate(toks):
-        if t.low not in TITLES or i + 1 >= len(toks) or not toks[i + 1].text[:1].isupper():
+        initial = re.fullmatch(r"[A-HJ-Z]", t.text) is not None  # "M. Okafor" (not "I")
+        if (t.low not in TITLES and not initial) or i + 1 >= len(toks):
+            continue
+        if not toks[i + 1].text[:1].isupper() or (initial and len(toks[i + 1].text) < 2):
             continue
         used = {i}
         surname = None
@@ -1527,6 +1552,19 @@ def _fallback_head(toks: list[_Tok]) -> str:
 
 
 def _read_goal(toks: list[_Tok], hits: dict[int, NounHit], skip: set[int]) -> _Goal:
+    """What the task asks for (see :func:`_request_goal`); a vague word for it ("my ride",
+    "my wheels") takes the kind of thing a brand named in the task makes."""
+    goal = _request_goal(toks, hits, skip)
+    if not goal.unknown or goal.head not in VAGUE_HEADS:
+        return goal
+    brand = next((t for t in toks if _is_proper(t) and _squash(t.text) in BRAND_CATEGORIES), None)
+    if brand is None:
+        return goal
+    g = _category_goal(BRAND_CATEGORIES[_squash(brand.text)], brand.text, goal.phrase or _EMPTY)
+    return _Goal(g.head, g.kinds, g.queries, g.places, goal.span, goal.phrase, None, g.unknown)
+
+
+def _request_goal(toks: list[_Tok], hits: dict[int, NounHit], skip: set[int]) -> _Goal:
     """What the task asks for: the noun phrase of the request ("Could you find the X?",
     "Which X ...?", "Where is the X?"); a function when it asks for "something" or
     "somewhere" to do a thing; else the first noun that is not a complement."""
@@ -1902,6 +1940,11 @@ def parse_task(task: str) -> Intent:
         return toks[index].sentence if 0 <= index < len(toks) else 0
 
     reqs: list[Requirement] = []
+    # the goal noun itself asks for nothing ("hazmat suit"); its modifiers may ("hazardous")
+    head_span: set[int] = set()
+    if goal.phrase is not None and goal.phrase.tokens:
+        ph = goal.phrase
+        head_span = set(range(ph.start, ph.hit.index + ph.hit.length)) if ph.hit else {ph.head}
     scope = {goal.function.name} if goal.function else set()
     scope |= set(goal.kinds)
     for ev in EVIDENCE.values():
@@ -1910,7 +1953,7 @@ def parse_task(task: str) -> Intent:
         at = -1
         for trig in ev.triggers:
             i = find_phrase(norms, trig)
-            while i >= 0 and i in goal.span:
+            while i >= 0 and i in head_span:
                 i = find_phrase(norms, trig, i + 1)
             if i >= 0 and (at < 0 or i < at):
                 at = i
@@ -2015,7 +2058,12 @@ def parse_task(task: str) -> Intent:
             )
         )
     if goal.phrase is not None:
-        desc = _descriptors(toks, goal.phrase, skip)
+        asked = [trig for r in reqs if r.kind == "evidence" for trig in EVIDENCE[r.name].triggers]
+        desc = [  # "hazardous" drum: the hazard requirement says it already
+            t
+            for t in _descriptors(toks, goal.phrase, skip)
+            if not any(find_phrase([t.norm], trig) >= 0 for trig in asked)
+        ]
         if desc:
             names = tuple(t.norm for t in desc)
             reqs.append(

@@ -856,3 +856,42 @@ def test_episode_searches_where_the_landmarks_meet() -> None:
     w.reveal_m = 2.5
     w.run()
     assert _answered(w, "c"), w.history
+
+
+def test_an_unknown_word_for_what_a_named_brand_makes() -> None:
+    intent = parse_task("My wheels are a silver BROMPTON; can you see them anywhere?")
+    assert "bicycle" in intent.kinds
+    assert (
+        judge(
+            "At the target I see a silver bicycle: a folding bicycle with BROMPTON lettering.",
+            intent,
+        ).status
+        == "confirmed"
+    )
+
+
+def test_an_unknown_synonym_is_accepted_when_the_name_on_it_is_seen() -> None:
+    intent = parse_task("There is a consignment for J. Varga somewhere; show me which.")
+    name = next(r for r in intent.requirements if r.kind in ("name", "brand"))
+    assert "Varga" in name.name
+    seen = "At the target I see a brown parcel: a taped parcel; the label reads: J. Varga."
+    other = "At the target I see a brown parcel: a taped parcel; the label reads: P. Nagy."
+    assert judge(seen, intent).status == "confirmed"
+    assert judge(other, intent).status == "ruled_out"
+
+
+def test_a_surface_a_laptop_would_fall_through_is_no_surface() -> None:
+    intent = parse_task("I need a trolley with a flat top for my laptop.")
+    assert (
+        judge(
+            "At the target I see a wire trolley: a trolley with a narrow basket; a laptop would "
+            "slide through.",
+            intent,
+        ).status
+        == "ruled_out"
+    )
+
+
+def test_a_modifier_of_the_goal_noun_can_ask_for_evidence() -> None:
+    assert "hazard" in _kinds("Could you find the corrosive canister?")
+    assert "wheels" in _kinds("Find the wheeled crate.")
