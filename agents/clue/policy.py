@@ -205,6 +205,10 @@ class CLUEAgent(Agent):
         """Run one non-answer action; returns (status, text, graph ops, holding)."""
         args = action.args
         cfg = wm.config
+
+        def reject(why: str):  # infeasible here and now: feedback, nothing changes
+            return "rejected", why, [], holding
+
         try:
             if action.name == "query":
                 ops, result = wm.query(args.concept)
@@ -222,32 +226,17 @@ class CLUEAgent(Agent):
             if action.name == "inspect":
                 d = wm.distance(args.object)
                 if d > cfg.inspect_range_m:
-                    return (
-                        "rejected",
-                        f"{args.object} is {d:.1f} m away; go near it first",
-                        [],
-                        holding,
-                    )
+                    return reject(f"{args.object} is {d:.1f} m away; go near it first")
                 res = robot.inspect(wm.point(args.object), args.question)
                 base = wm.nodes()[args.object]["description"].split("; inspection:")[0]
                 op = wm.set_description(args.object, f"{base}; inspection: {res.answer[:240]}")
                 return "ok", res.answer, [op] if op else [], holding
             if action.name == "grasp":
                 if holding:
-                    return (
-                        "rejected",
-                        f"the gripper already holds {holding}; place it first",
-                        [],
-                        holding,
-                    )
+                    return reject(f"the gripper already holds {holding}; place it first")
                 d = wm.distance(args.object)
                 if d > cfg.grasp_range_m:
-                    return (
-                        "rejected",
-                        f"{args.object} is {d:.1f} m away; go near it first",
-                        [],
-                        holding,
-                    )
+                    return reject(f"{args.object} is {d:.1f} m away; go near it first")
                 robot.grasp(wm.point(args.object))
                 ops = [op for op in [wm.set_description(args.object, "held by the robot")] if op]
                 _, spot_op = wm.free_spot()
@@ -255,19 +244,13 @@ class CLUEAgent(Agent):
                 return "ok", f"holding {args.object}", ops, args.object
             # place
             if holding != args.object:
-                return (
-                    "rejected",
-                    f"the robot is not holding {args.object} (holding {holding or 'nothing'})",
-                    [],
-                    holding,
+                return reject(
+                    f"the robot is not holding {args.object} (holding {holding or 'nothing'})"
                 )
             d = wm.distance(args.region)
             if d > cfg.place_range_m:
-                return (
-                    "rejected",
-                    f"{args.region} is {d:.1f} m away; places must be within {cfg.place_range_m} m",
-                    [],
-                    holding,
+                return reject(
+                    f"{args.region} is {d:.1f} m away; places must be within {cfg.place_range_m} m"
                 )
             x, y = wm.xy(args.region)
             robot.place(Point3(x, y, 0.0))
