@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import ndimage
 from sklearn.cluster import DBSCAN
 
 from mapping.encoders import FeatureEncoder
@@ -56,6 +57,10 @@ class GroundingConfig:
     view_distance_m: float = 1.2  # viewpoint distance from the candidate centroid (planar)
     snap_radius_m: float = 1.0  # a viewpoint may move this far to reach a free cell
     robot_radius_m: float = 0.4  # the disk the robot stands on counts as free
+    # viewpoints keep this much more than the body's clearance from mapped obstacles where
+    # they can: a map sees only the sides of things facing its cameras, so the real
+    # footprint is larger than the mapped one
+    viewpoint_margin_m: float = 0.3
     exact_tour_max_points: int = 12  # Held-Karp up to this many viewpoints
 
     def __post_init__(self) -> None:
@@ -246,6 +251,13 @@ class Grounder:
         reach = reachable_mask(grid, robot_xy, cfg.robot_radius_m)
         cells = np.argwhere(reach)
         centres = cell_centres(grid, cells) if cells.size else np.zeros((0, 2))
+        # clearance of each reachable cell from mapped obstacles (when the grid has them)
+        obstacle = getattr(grid, "obstacle", None)
+        roomy = np.ones(len(cells), bool)
+        if obstacle is not None and np.any(obstacle) and cells.size:
+            clearance = ndimage.distance_transform_edt(~np.asarray(obstacle)) * grid.resolution_m
+            wanted = self.traversability.robot_radius_m + cfg.viewpoint_margin_m
+            roomy = clearance[cells[:, 0], cells[:, 1]] >= wanted
         out: list[Viewpoint | None] = []
         for cand in candidates:
             away = robot_xy - cand.xy
@@ -256,10 +268,13 @@ class Grounder:
                 out.append(None)
                 continue
             d2 = ((centres - target) ** 2).sum(axis=1)
-            best = int(np.argmin(d2))
-            if d2[best] > cfg.snap_radius_m**2:
+            within = d2 <= cfg.snap_radius_m**2
+            if not within.any():
                 out.append(None)
                 continue
+            # the nearest roomy cell if one is in snapping range, else the nearest cell
+            pool = within & roomy if (within & roomy).any() else within
+            best = int(np.flatnonzero(pool)[np.argmin(d2[pool])])
             xy = centres[best]
             to_cand = cand.xy - xy
             out.append(

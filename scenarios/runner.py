@@ -238,8 +238,11 @@ def run_episode(
                 success=bool(verdict and verdict["success"]),
                 reward=float(verdict["reward"]) if verdict else 0.0,
                 answered=answer is not None,
-                actions=c.actions + int(usage.extra.get("queries", 0)),
-                sim_time_s=round(c.sim_time_s, 2),
+                # a baseline's pre-task mapping survey is not charged to the task
+                actions=c.actions
+                + int(usage.extra.get("queries", 0))
+                - int(usage.extra.get("mapping_actions", 0)),
+                sim_time_s=round(c.sim_time_s - float(usage.extra.get("mapping_sim_s", 0.0)), 2),
                 wall_time_s=round(time.monotonic() - t0, 3),
                 llm_calls=usage.llm_calls,
                 llm_prompt_tokens=usage.llm_prompt_tokens,

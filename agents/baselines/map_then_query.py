@@ -1,9 +1,11 @@
-"""Map-then-query baseline (DAAAM-like): caption everything, then one retrieval.
+"""Map-then-query baseline (DAAAM-like): caption while mapping, then one retrieval.
 
-During a survey the robot captions every object instance its map holds with a generic
-VLM question (walking within inspection range when needed), then a single LLM call
-picks the entity that satisfies the task from all captions. It never moves anything,
-so what lies under a tarp stays unseen.
+While the map is built (the survey that every map-based baseline runs first), the robot
+captions each object instance its map holds with a generic VLM question as soon as the
+instance is within inspection range of a survey stop; it never walks anywhere for a
+caption and never asks a task-specific question. Then a single LLM call picks, from
+all captions, the entity that satisfies the task. It never moves anything, so what lies
+under a tarp stays unseen, and an object no survey stop came near stays uncaptioned.
 """
 
 from __future__ import annotations
@@ -18,44 +20,44 @@ from agents.baselines.prompts import (
 )
 from agents.clue.world_model import WorldModel
 from agents.episode_log import EpisodeLog
-from agents.robot import Robot, RobotError
+from agents.robot import PersistentRobotError, Robot
 
 
 class MapThenQueryAgent(MapAgent):
     name = "map-then-query"
 
-    def act(self, task: str, robot: Robot, budget: int, log: EpisodeLog, wm: WorldModel):
+    def run(self, task, robot, budget, log):
+        self.captions: dict[str, str] = {}
+        return super().run(task, robot, budget, log)
+
+    def at_survey_stop(self, robot: Robot, log: EpisodeLog, wm: WorldModel) -> None:
+        """Caption every instance in inspection range not captioned yet."""
         names, ops = wm.add_instances()
-        log.write("action", behavior="survey", ok=True, graph_ops=ops)
-        captions: list[tuple[str, str]] = []
-        used = 0
-        for name in wm.tour_over(names):
-            if used + 3 > budget:  # keep one action for the answer
-                break
-            if wm.distance(name) > wm.config.inspect_range_m and not wm.has(f"near_{name}"):
-                log.write("skip", entity=name, reason="out of range and no reachable viewpoint")
-                continue
+        log.write("action", behavior="instances", ok=True, graph_ops=ops)
+        near = [
+            n
+            for n in names
+            if n not in self.captions and wm.distance(n) <= wm.config.inspect_range_m
+        ]
+        for name in wm.tour_over(near):
             try:
-                if wm.distance(name) > wm.config.inspect_range_m:
-                    robot.goto(wm.viewpoint_pose(f"near_{name}"))
-                    used += 1
-                    wm.observe()
                 seen = robot.inspect(wm.point(name), CAPTION_QUESTION)
-                used += 1
-                captions.append((name, seen.answer))
-                log.write(
-                    "action",
-                    behavior="inspect",
-                    args=[name, CAPTION_QUESTION],
-                    ok=True,
-                    observation=seen.answer,
-                )
-            except RobotError as exc:
-                used += 1
+            except PersistentRobotError as exc:
                 log.write("action", behavior="inspect", args=[name], ok=False, observation=str(exc))
+                continue
+            self.captions[name] = seen.answer
+            log.write(
+                "action",
+                behavior="inspect",
+                args=[name, CAPTION_QUESTION],
+                ok=True,
+                observation=seen.answer,
+            )
+
+    def act(self, task: str, robot: Robot, budget: int, log: EpisodeLog, wm: WorldModel):
         pick = self.ask(
             RETRIEVAL_PROMPT,
-            retrieval_message(task, captions),
+            retrieval_message(task, sorted(self.captions.items())),
             RetrievalReply,
             "map-then-query.retrieve",
             log,

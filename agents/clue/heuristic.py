@@ -67,7 +67,13 @@ from agents.clue.lexicon import (
     scan_cues,
     words,
 )
-from agents.clue.prompt import HISTORY_RE, NODE_RE, split_sections
+from agents.clue.prompt import (
+    HISTORY_RE,
+    NODE_RE,
+    REGROUND_ITEM_RE,
+    REGROUND_RE,
+    split_sections,
+)
 from agents.llm.base import ChatReply, ChatRequest, LLMBackend, Message, timed_reply
 from agents.llm.structured import extract_json_objects
 
@@ -846,6 +852,13 @@ class Situation:
                         self.queries_since_explore = []
                         self.empty_since_explore = 0
                         self.explorations += 1
+                        # the map grounded the queries again on arrival: as good as asking
+                        for q, n in _regrounded(e.text):
+                            if _kind_of(q) in OCCLUDERS and _kind_of(q) not in self.intent.kinds:
+                                continue  # asked for a covering, not for the goal
+                            self.last_query[q] = i
+                            self.queries_since_explore.append(q)
+                            self.empty_since_explore = self.empty_since_explore + 1 if n == 0 else 0
                 else:
                     self.at_region = None
         self.given_up |= {k for k, n in failures.items() if n >= MAX_FAILURES}
@@ -1468,6 +1481,17 @@ def _kind_of(concept: str) -> str | None:
     if kind is None and concept.split():
         kind = concept_of(concept.split()[-1])
     return kind
+
+
+def _regrounded(text: str) -> list[tuple[str, int]]:
+    """(concept, candidates) from a goto result's "standing queries: ..." tail."""
+    m = REGROUND_RE.search(text)
+    if not m:
+        return []
+    return [
+        (" ".join(norm_words(g.group("concept"))), int(g.group("n")))
+        for g in REGROUND_ITEM_RE.finditer(m.group("counts"))
+    ]
 
 
 def _is_frontier(node: Node) -> bool:

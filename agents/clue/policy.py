@@ -19,6 +19,7 @@ from agents.clue.prompt import (
     StepContext,
     history_line,
     node_line,
+    reground_text,
     render_user_message,
 )
 from agents.clue.schema import Action, StepReply
@@ -222,7 +223,9 @@ class CLUEAgent(Agent):
             if action.name == "goto":
                 robot.goto(wm.viewpoint_pose(args.region))
                 wm.observe()
-                return "ok", f"arrived at {args.region}", [], holding
+                ops, counts = wm.requery()
+                text = f"arrived at {args.region}"
+                return "ok", f"{text}; {reground_text(counts)}" if counts else text, ops, holding
             if action.name == "inspect":
                 d = wm.distance(args.object)
                 if d > cfg.inspect_range_m:

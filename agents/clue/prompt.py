@@ -26,7 +26,8 @@ place. You learn what is where by querying a language-embedded map and by acting
 # Actions (one per step; arguments are node names)
 - query(concept): ground a short noun phrase in the map; adds candidates, viewpoints and a
   suggested shortest visiting order. If nothing is found, broaden (backpack -> bag).
-- goto(region): walk to a region node.
+- goto(region): walk to a region node. On arrival the map, grown by the new views,
+  grounds every concept you have queried again: new candidates arrive as add_node ops.
 - inspect(object, question): ask a vision-language model about what the arm camera sees
   at the object; stand within 3 m first.
 - grasp(object): pick up an object within arm's reach (stand at its viewpoint first);
@@ -124,9 +125,18 @@ NODE_RE = re.compile(
     r"^- (?P<name>[A-Za-z][A-Za-z0-9_]*) \((?P<kind>object|region)\) at "
     r"\[(?P<x>-?[0-9.]+), (?P<y>-?[0-9.]+)\](?:: (?P<description>.*))?$"
 )
+# "standing queries: bike 0, bicycle 1" closes a goto's result: candidates per concept
+# after the map grounded them again (see WorldModel.requery)
+REGROUND_RE = re.compile(r"standing queries: (?P<counts>.*)$")
+REGROUND_ITEM_RE = re.compile(r"(?P<concept>[^,]+?) (?P<n>[0-9]+)(?:,\s*|$)")
 HISTORY_RE = re.compile(
     r"^(?P<step>[0-9]+)\. (?P<action>[a-z]+)\((?P<args>.*?)\) -> (?P<status>ok|rejected|failed): ?(?P<text>.*)$"
 )
+
+
+def reground_text(counts: list[tuple[str, int]]) -> str:
+    """The tail of a goto's result: candidates per standing query (REGROUND_RE)."""
+    return "standing queries: " + ", ".join(f"{c} {n}" for c, n in counts)
 
 
 def node_line(name: str, kind: str, xy, description: str = "") -> str:

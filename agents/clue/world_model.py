@@ -14,12 +14,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import ndimage
 
-from agents.robot import Point3, Pose2D, Robot
+from agents.robot import GoalUnreachable, Point3, Pose2D, Robot
 from mapping.encoders import FeatureEncoder
 from mapping.grid import Grid2D, cell_centres, cell_of, reachable_mask
 from mapping.grounding import Grounder, GroundingConfig, GroundingResult
-from mapping.traversability import TraversabilityConfig
 from mapping.observation_graph import GraphConfig, ObservationGraph, slug
+from mapping.traversability import TraversabilityConfig
 from mapping.tsp import solve_tour
 from mapping.voxel_map import VoxelMap, VoxelMapConfig
 
@@ -64,6 +64,7 @@ class WorldModel:
         # nodes the policy has interacted with must not vanish when a re-query misses them
         self.graph = ObservationGraph(GraphConfig(prune_missing=False))
         self.last_tour: list[str] = []
+        self.queried: list[str] = []  # concepts grounded so far, most recent last
         self._counters: dict[str, int] = {}
         self.frames = 0
         self.stood: list[tuple[float, float]] = []  # base positions the robot has occupied
@@ -161,6 +162,9 @@ class WorldModel:
     # ------------------------------------------------------------------ grounding
     def query(self, concept: str) -> tuple[list[str], GroundingResult]:
         """Ground ``concept``; merge candidates and viewpoints into the graph."""
+        if concept in self.queried:
+            self.queried.remove(concept)
+        self.queried.append(concept)
         pose = self.robot.get_pose()
         result = self.grounder.query(concept, pose.xy(), self.grid())
         ops = self.graph.apply(result)
@@ -174,6 +178,20 @@ class WorldModel:
         if not result.candidates:
             ops.append(f"no_candidates(concept={slug(concept)})")
         return ops, result
+
+    def requery(self) -> tuple[list[str], list[tuple[str, int]]]:
+        """Ground again every concept queried so far, against the map as it has grown
+        (an online map keeps its standing queries current as the robot moves). Returns
+        the ops that add nodes and edges (descriptions of known nodes are updated
+        quietly) and (concept, candidates found) per concept; the tour hint stays the
+        most recent concept's."""
+        ops: list[str] = []
+        counts: list[tuple[str, int]] = []
+        for concept in list(self.queried):
+            new_ops, result = self.query(concept)
+            ops += [op for op in new_ops if op.startswith(("add_node", "add_edge"))]
+            counts.append((concept, len(result.candidates)))
+        return ops, counts
 
     def node_for(self, concept: str, candidate) -> str:
         """The graph node a query's candidate became."""
@@ -262,12 +280,14 @@ class WorldModel:
             )
         return None, ""
 
-    def frontiers(self) -> list[str]:
-        """Add region nodes at the edge of the mapped floor (unexplored beyond)."""
+    def frontier_points(self) -> list[tuple[float, float]]:
+        """Centres of the reachable frontier fragments (mapped floor beside unmapped
+        space, the map's edge included), nearest to the robot first. Metres, odom."""
         grid = self.grid()
         pose = self.robot.get_pose()
         known = grid.floor | grid.obstacle
-        unknown_near = ndimage.binary_dilation(~known, structure=np.ones((3, 3), bool))
+        unknown = np.pad(~known, 1, constant_values=True)  # beyond the map is unmapped too
+        unknown_near = ndimage.binary_dilation(unknown, structure=np.ones((3, 3), bool))[1:-1, 1:-1]
         reach = reachable_mask(grid, pose.xy(), 0.5)
         frontier = reach & unknown_near
         labels, n = ndimage.label(frontier, structure=np.ones((3, 3), bool))
@@ -279,9 +299,13 @@ class WorldModel:
             centre = cells[np.argmin(np.linalg.norm(cells - cells.mean(axis=0), axis=1))]
             xy = cell_centres(grid, centre)
             found.append((float(np.hypot(*(xy - pose.xy()))), (float(xy[0]), float(xy[1]))))
+        return [xy for _, xy in sorted(found)]
+
+    def frontiers(self) -> list[str]:
+        """Add region nodes at the edge of the mapped floor (unexplored beyond)."""
         ops = []
         existing = [self.xy(n) for n in self.nodes() if n.startswith("frontier_")]
-        for _, xy in sorted(found)[: self.config.max_frontiers]:
+        for xy in self.frontier_points()[: self.config.max_frontiers]:
             if any(math.hypot(xy[0] - ex, xy[1] - ey) < 1.0 for ex, ey in existing):
                 continue
             _, line = self._new_region(
@@ -289,3 +313,36 @@ class WorldModel:
             )
             ops.append(line)
         return ops
+
+    def explore(self, max_stops: int = 60, revisit_m: float = 1.5, on_stop=None) -> tuple[int, int]:
+        """Map the surroundings before a task, as a pre-built map would have: walk to
+        the nearest reachable frontier, look with every body camera, and repeat until
+        no frontier is left that is more than ``revisit_m`` from a spot already tried
+        (or ``max_stops`` walks were tried). Uses the robot's own frames only.
+        ``on_stop()`` runs where the robot starts and after every stop's frames are
+        fused. Returns (stops made, walks the robot refused)."""
+        tried: list[tuple[float, float]] = []
+        stops = refused = 0
+        if on_stop is not None:
+            on_stop()
+        while stops + refused < max_stops:
+            todo = [
+                xy
+                for xy in self.frontier_points()
+                if all(math.hypot(xy[0] - tx, xy[1] - ty) >= revisit_m for tx, ty in tried)
+            ]
+            if not todo:
+                break
+            x, y = todo[0]
+            tried.append((x, y))
+            pose = self.robot.get_pose()
+            try:
+                self.robot.goto(Pose2D(x, y, math.atan2(y - pose.y_m, x - pose.x_m)))
+            except GoalUnreachable:
+                refused += 1
+                continue
+            self.observe()
+            stops += 1
+            if on_stop is not None:
+                on_stop()
+        return stops, refused

@@ -70,11 +70,11 @@ def test_occlusion_is_resolved_by_moving_the_tarp(tmp_path):
     assert any("corrosive" in o for o in after), "the label must be read once a tarp is moved"
 
 
-def test_nlmaps_fails_on_the_closer_false_positive(tmp_path):
+def test_nlmaps_trusts_its_top_candidate_and_never_recovers(tmp_path):
     result = run_episode(scenario("hazard_barrels"), "nlmaps", tmp_path)
     assert not result.success
     answer = next(r for r in read_log(result.log) if r["type"] == "answer")
-    assert answer["hit"] == "bin_1", "NLMaps trusts the top candidate, the barrel-like bin"
+    assert answer["hit"] != "barrel_2", "it answers with what its single look saw"
     actions = [r["behavior"] for r in read_log(result.log) if r["type"] == "action"]
     assert "grasp" not in actions  # open loop: no recovery
 

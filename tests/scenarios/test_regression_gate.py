@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from agents.episode_log import read_log
 from scenarios.loader import PACKAGE_DIR, load_scenario, resolve_names
 from scenarios.report import check_pins, read_episodes
 from scenarios.runner import run_batch
@@ -27,5 +28,19 @@ POLICIES = ("oracle", "clue", "nlmaps")
 def test_paper_suite_outcomes_hold(tmp_path: Path):
     scenarios = [load_scenario(f) for f in resolve_names(["paper"])]
     run_batch(scenarios, POLICIES, tmp_path, env_kwargs={"renderer": "tiny"}, progress=None)
-    changes = check_pins(read_episodes(tmp_path), PINS)
+    episodes = read_episodes(tmp_path)
+    changes = check_pins(episodes, PINS)
     assert not changes, "pinned outcomes changed:\n" + "\n".join(changes)
+
+    wins = {p: sum(e.success for e in episodes if e.method == p) for p in POLICIES}
+    assert wins["oracle"] >= wins["clue"] > wins["nlmaps"], wins
+    for e in episodes:  # NLMaps fails only by trusting a false positive of its one query
+        if e.method != "nlmaps" or e.success:
+            continue
+        records = read_log(tmp_path / "logs" / f"{e.scenario}__nlmaps.jsonl")
+        query = next(r for r in records if r["type"] == "action" and r["behavior"] == "query")
+        answer = next(r for r in records if r["type"] == "answer")
+        assert answer["entity"] and f"name={answer['entity']}" in " ".join(query["graph_ops"]), (
+            f"{e.scenario}: NLMaps did not answer with a candidate of its query"
+        )
+        assert answer["hit"], f"{e.scenario}: NLMaps' answer points at no object"
