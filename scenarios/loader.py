@@ -130,14 +130,17 @@ SUITES = {"examples": PACKAGE_DIR / "examples", "paper": PACKAGE_DIR / "paper"}
 
 
 def resolve_names(names) -> list[Path]:
-    """Scenario files for ids, paths and suite names ("examples", "paper"), in order."""
+    """Scenario files for ids, paths, folders (every YAML file under them, e.g. what
+    ``cluetwin generate`` wrote) and suite names ("examples", "paper"), in order."""
     out: list[Path] = []
     for name in names:
         suite = SUITES.get(str(name))
-        if suite is not None:
-            files = scenario_files((suite,))
+        folder = suite if suite is not None else Path(name)
+        if suite is not None or folder.is_dir():
+            files = scenario_files((folder,))
             if not files:
-                raise ScenarioError(str(name), [Issue("", "this suite has no scenario files yet")])
+                what = "this suite has" if suite is not None else "this folder has"
+                raise ScenarioError(str(name), [Issue("", f"{what} no scenario files")])
             out.extend(files)
         else:
             out.append(find_scenario(name))

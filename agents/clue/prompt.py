@@ -29,7 +29,7 @@ place. You learn what is where by querying a language-embedded map and by acting
 - goto(region): walk to a region node. On arrival the map, grown by the new views,
   grounds every concept you have queried again: new candidates arrive as add_node ops.
 - inspect(object, question): ask a vision-language model about what the arm camera sees
-  at the object; stand within 3 m first.
+  at the object; stand within 2.8 m first.
 - grasp(object): pick up an object within arm's reach (stand at its viewpoint first);
   use it to take away what covers the thing you must see.
 - place(object, region): put the held object down at a free region within 1.5 m (a

@@ -227,3 +227,18 @@ def test_the_yaml_writer_quotes_what_yaml_would_misread():
     text = dump_yaml(data)
     assert ">-" in text
     assert read_yaml(text) == data
+
+
+def test_a_generated_folder_is_a_scenario_list(tmp_path):
+    from scenarios.loader import ScenarioError, resolve_names
+
+    code, _, err = run_cli(
+        "generate", "functional", "--seed", "3", "--count", "2", "--out", str(tmp_path)
+    )
+    assert code == 0, err
+    files = resolve_names([tmp_path])
+    assert [f.name for f in files] == sorted(p.name for p in tmp_path.glob("*.yaml"))
+    assert len(files) == 2
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ScenarioError, match="no scenario files"):
+        resolve_names([tmp_path / "empty"])
