@@ -26,10 +26,10 @@ import numpy as np
 
 from agents.llm.base import (
     ChatRequest,
+    CountsUsage,
     LLMBackend,
     LLMConfigError,
     Message,
-    UsageCounter,
     image_part,
     text_part,
 )
@@ -45,7 +45,7 @@ class VLMAnswer:
     completion_tokens: int = 0
 
 
-class VLMBackend(abc.ABC):
+class VLMBackend(CountsUsage, abc.ABC):
     """Answers questions about single frames; counts calls and tokens in :attr:`usage`."""
 
     _guard = threading.local()  # per thread: {id(backend): nesting depth of answer()}
@@ -55,17 +55,6 @@ class VLMBackend(abc.ABC):
         answer = cls.__dict__.get("answer")
         if answer is not None and not getattr(answer, "__isabstractmethod__", False):
             cls.answer = _counted(answer)  # type: ignore[method-assign]
-
-    @property
-    def usage(self) -> UsageCounter:
-        counter = self.__dict__.get("_usage")
-        if counter is None:
-            counter = self.__dict__["_usage"] = UsageCounter()
-        return counter
-
-    @usage.setter
-    def usage(self, counter: UsageCounter) -> None:
-        self.__dict__["_usage"] = counter
 
     @abc.abstractmethod
     def answer(

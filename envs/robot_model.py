@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pybullet as p
 
+from envs.bodies import fixed_compound
 from envs.rendering import look_at
 from scenarios.geometry import ROBOT_LENGTH_M, ROBOT_WIDTH_M
 
@@ -76,24 +77,7 @@ def build_robot(client: int) -> int:
     links.append((c, v, [0.45, 0.0, BODY_HEIGHT_M / 2 + 0.05]))
     c, v = box([0.03, 0.10, 0.04], DARK)  # body camera housing
     links.append((c, v, [ROBOT_LENGTH_M / 2 + 0.02, 0.0, 0.10]))
-    n = len(links)
-    return p.createMultiBody(
-        baseMass=0,
-        baseCollisionShapeIndex=base_c,
-        baseVisualShapeIndex=base_v,
-        basePosition=[0, 0, BODY_CENTRE_Z_M],
-        linkMasses=[0] * n,
-        linkCollisionShapeIndices=[lk[0] for lk in links],
-        linkVisualShapeIndices=[lk[1] for lk in links],
-        linkPositions=[lk[2] for lk in links],
-        linkOrientations=[[0, 0, 0, 1]] * n,
-        linkInertialFramePositions=[[0, 0, 0]] * n,
-        linkInertialFrameOrientations=[[0, 0, 0, 1]] * n,
-        linkParentIndices=[0] * n,
-        linkJointTypes=[p.JOINT_FIXED] * n,
-        linkJointAxis=[[0, 0, 1]] * n,
-        physicsClientId=client,
-    )
+    return fixed_compound(client, (base_c, base_v), [0, 0, BODY_CENTRE_Z_M], links)
 
 
 def place_robot(

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pybullet as p
 
+from envs.bodies import fixed_compound
 from scenarios.geometry import (
     Footprint,
     base_heights,
@@ -125,68 +126,35 @@ class World:
                 prims.append(("box", (sx, t, drop), (0, side * (sy - t) / 2, sz - drop / 2), rgb))
         else:
             prims.append((o.shape.value, o.size, (0, 0, sz / 2), rgb))
-        shapes_v, shapes_c = [], []
+        shapes = []  # (collision, visual) per primitive, offsets in the shapes' frames
         for shape, size, offset, colour in prims:
-            rgba = [*colour, 1.0]
             if shape == "box":
-                half = [size[0] / 2, size[1] / 2, size[2] / 2]
-                shapes_v.append(
-                    p.createVisualShape(
-                        p.GEOM_BOX,
-                        halfExtents=half,
-                        rgbaColor=rgba,
-                        visualFramePosition=offset,
-                        physicsClientId=self.client,
-                    )
-                )
-                shapes_c.append((p.GEOM_BOX, {"halfExtents": half}, offset))
+                geom, dims = p.GEOM_BOX, {"halfExtents": [size[0] / 2, size[1] / 2, size[2] / 2]}
             elif shape == "cylinder":
-                r = max(size[0], size[1]) / 2
-                shapes_v.append(
-                    p.createVisualShape(
-                        p.GEOM_CYLINDER,
-                        radius=r,
-                        length=size[2],
-                        rgbaColor=rgba,
-                        visualFramePosition=offset,
-                        physicsClientId=self.client,
-                    )
-                )
-                shapes_c.append((p.GEOM_CYLINDER, {"radius": r, "height": size[2]}, offset))
+                geom, dims = p.GEOM_CYLINDER, {"radius": max(size[0], size[1]) / 2}
             else:
-                r = max(size) / 2
-                shapes_v.append(
-                    p.createVisualShape(
-                        p.GEOM_SPHERE,
-                        radius=r,
-                        rgbaColor=rgba,
-                        visualFramePosition=offset,
-                        physicsClientId=self.client,
-                    )
-                )
-                shapes_c.append((p.GEOM_SPHERE, {"radius": r}, offset))
+                geom, dims = p.GEOM_SPHERE, {"radius": max(size) / 2}
+            # pybullet names a cylinder's length "length" for visuals, "height" for collisions
+            along = {"length": size[2]} if geom == p.GEOM_CYLINDER else {}
+            height = {"height": size[2]} if geom == p.GEOM_CYLINDER else {}
+            visual = p.createVisualShape(
+                geom,
+                rgbaColor=[*colour, 1.0],
+                visualFramePosition=offset,
+                physicsClientId=self.client,
+                **dims,
+                **along,
+            )
+            collision = p.createCollisionShape(
+                geom, collisionFramePosition=offset, physicsClientId=self.client, **dims, **height
+            )
+            shapes.append((collision, visual))
         # Base = first primitive; the rest are fixed links so each keeps its colour.
-        cols = [
-            p.createCollisionShape(g, collisionFramePosition=off, physicsClientId=self.client, **kw)
-            for g, kw, off in shapes_c
-        ]
-        n = len(cols) - 1
-        return p.createMultiBody(
-            baseMass=0,
-            baseCollisionShapeIndex=cols[0],
-            baseVisualShapeIndex=shapes_v[0],
-            basePosition=[o.pose.x, o.pose.y, 0.0],
-            linkMasses=[0] * n,
-            linkCollisionShapeIndices=cols[1:],
-            linkVisualShapeIndices=shapes_v[1:],
-            linkPositions=[[0, 0, 0]] * n,
-            linkOrientations=[[0, 0, 0, 1]] * n,
-            linkInertialFramePositions=[[0, 0, 0]] * n,
-            linkInertialFrameOrientations=[[0, 0, 0, 1]] * n,
-            linkParentIndices=[0] * n,
-            linkJointTypes=[p.JOINT_FIXED] * n,
-            linkJointAxis=[[0, 0, 1]] * n,
-            physicsClientId=self.client,
+        return fixed_compound(
+            self.client,
+            shapes[0],
+            [o.pose.x, o.pose.y, 0.0],
+            [(c, v, (0, 0, 0)) for c, v in shapes[1:]],
         )
 
     def sync(self, oid: str) -> None:

@@ -273,7 +273,9 @@ class Grounder:
                 out.append(None)
                 continue
             # the nearest roomy cell if one is in snapping range, else the nearest cell
-            pool = within & roomy if (within & roomy).any() else within
+            pool = within & roomy
+            if not pool.any():
+                pool = within
             best = int(np.flatnonzero(pool)[np.argmin(d2[pool])])
             xy = centres[best]
             to_cand = cand.xy - xy

@@ -399,16 +399,8 @@ class VoxelMap:
                 )
             rows = features.index.reshape(-1)[pixel]
             table = features.table
-        hit_keys, touched, new, loaded = self._fuse(points, frame.odom_T_camera[:3, 3], rows, table)
-        carved = self._carve(frame, points, hit_keys) if cfg.free_space_carving else 0
-        return IntegrationStats(
-            points=int(points.shape[0]),
-            voxels_hit=int(hit_keys.size),
-            voxels_new=new,
-            voxels_carved=carved,
-            submaps_spilled=self._enforce_budget(recent=touched),
-            submaps_loaded=loaded,
-        )
+        carve = frame if cfg.free_space_carving else None
+        return self._integrate(points, frame.odom_T_camera[:3, 3], rows, table, carve)
 
     def integrate_points(
         self,
@@ -426,12 +418,25 @@ class VoxelMap:
         free-space carving.
         """
         points_m = np.asarray(points_m).reshape(-1, 3)
+        return self._integrate(points_m, origin_m, feature_rows, feature_table)
+
+    def _integrate(
+        self,
+        points_m: np.ndarray,
+        origin_m: np.ndarray,
+        feature_rows: np.ndarray | None,
+        feature_table: np.ndarray | None,
+        carve: Frame | None = None,
+    ) -> IntegrationStats:
+        """Fuse the points, carve free space along the rays of ``carve`` (the frame they
+        came from) when given, then hold the memory budget."""
         hit_keys, touched, new, loaded = self._fuse(points_m, origin_m, feature_rows, feature_table)
+        carved = self._carve(carve, points_m, hit_keys) if carve is not None else 0
         return IntegrationStats(
             points=int(points_m.shape[0]),
             voxels_hit=int(hit_keys.size),
             voxels_new=new,
-            voxels_carved=0,
+            voxels_carved=carved,
             submaps_spilled=self._enforce_budget(recent=touched),
             submaps_loaded=loaded,
         )

@@ -334,11 +334,7 @@ def _disambiguation(b: _Builder, k: Knobs) -> _Spec:
         title=f"Find the {mark} one among look-alike {item['appearance']}s",
         task=b.choice(entry["tasks"]).format(mark=mark),
         target=target,
-        oracle=[
-            _goto(target),
-            _inspect(target, entry["question"]),
-            _answer(target, f"This is the {mark} one."),
-        ],
+        oracle=_look_and_answer(target, entry["question"], f"This is the {mark} one."),
         about=f"one target among {n} look-alikes; its {mark} mark shows only up close",
     )
 
@@ -361,11 +357,7 @@ def _functional(b: _Builder, k: Knobs) -> _Spec:
         title=f"A need that the {look} meets",
         task=b.choice(entry["tasks"]),
         target=target,
-        oracle=[
-            _goto(target),
-            _inspect(target, entry["question"]),
-            _answer(target, f"The {look} meets the need."),
-        ],
+        oracle=_look_and_answer(target, entry["question"], f"The {look} meets the need."),
         about=f"one object meets the need; {n} similar ones lack what matters",
     )
 
@@ -532,11 +524,11 @@ def _retrieval(b: _Builder, k: Knobs) -> _Spec:
         title=f"The {item} on the {surface} beside the {landmark}",
         task=b.choice(cat["tasks"]).format(item=item, surface=surface, landmark=landmark),
         target=target,
-        oracle=[
-            _goto(target),
-            _inspect(target, f"What is this {item} standing on, and what is next to it?"),
-            _answer(target, f"This {item} is on the {surface} beside the {landmark}."),
-        ],
+        oracle=_look_and_answer(
+            target,
+            f"What is this {item} standing on, and what is next to it?",
+            f"This {item} is on the {surface} beside the {landmark}.",
+        ),
         about=f"{len(combos)} {item}s on surfaces; one is on a {surface} beside a {landmark}",
     )
 
@@ -559,6 +551,11 @@ def _inspect(oid: str, question: str) -> dict:
 
 def _answer(oid: str, text: str) -> dict:
     return {"action": "answer", "object": oid, "text": text}
+
+
+def _look_and_answer(oid: str, question: str, text: str) -> list[dict]:
+    """The Oracle's steps when seeing the object up close settles the task."""
+    return [_goto(oid), _inspect(oid, question), _answer(oid, text)]
 
 
 def _place(xy: tuple[float, float]) -> dict:

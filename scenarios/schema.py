@@ -18,7 +18,14 @@ import math
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 
 class Strict(BaseModel):
@@ -33,6 +40,16 @@ Colour = tuple[
     Annotated[float, Field(ge=0, le=1)],
 ]
 Identifier = Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_]*$", max_length=64)]
+
+
+def _ordered_box(v: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
+    if not (v[0] < v[2] and v[1] < v[3]):
+        raise ValueError("must be x_min < x_max and y_min < y_max")
+    return v
+
+
+Box2 = Annotated[tuple[float, float, float, float], AfterValidator(_ordered_box)]
+"""An axis-aligned rectangle in metres: x_min, y_min, x_max, y_max."""
 
 NAMED_COLOURS: dict[str, tuple[float, float, float]] = {
     "red": (0.80, 0.12, 0.10),
@@ -219,16 +236,9 @@ class Wall(Strict):
 
 class Room(Strict):
     name: Identifier
-    bounds: tuple[float, float, float, float] = Field(description="x_min, y_min, x_max, y_max")
+    bounds: Box2 = Field(description="x_min, y_min, x_max, y_max")
     floor: int = Field(0, description="floor index (a label: the sim is one level)")
     description: str = ""
-
-    @field_validator("bounds")
-    @classmethod
-    def _ordered(cls, v):
-        if not (v[0] < v[2] and v[1] < v[3]):
-            raise ValueError("bounds must be x_min < x_max and y_min < y_max")
-        return v
 
 
 class Region(Strict):
@@ -242,20 +252,11 @@ class Region(Strict):
 
 class Environment(Strict):
     name: str = Field(min_length=1, description="e.g. lab, office, outdoor_park")
-    extent: tuple[float, float, float, float] = Field(
-        description="metres: x_min, y_min, x_max, y_max of the walkable world"
-    )
+    extent: Box2 = Field(description="metres: x_min, y_min, x_max, y_max of the walkable world")
     outdoor: bool = False
     walls: list[Wall] = Field(default_factory=list)
     rooms: list[Room] = Field(default_factory=list)
     regions: list[Region] = Field(default_factory=list)
-
-    @field_validator("extent")
-    @classmethod
-    def _ordered(cls, v):
-        if not (v[0] < v[2] and v[1] < v[3]):
-            raise ValueError("extent must be x_min < x_max and y_min < y_max")
-        return v
 
 
 class RobotStart(Strict):

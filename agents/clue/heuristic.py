@@ -820,8 +820,7 @@ class Situation:
                 q = " ".join(norm_words(first))
                 self.last_query[q] = i
                 self.queried.add(q)
-                covering = _kind_of(q) in OCCLUDERS and _kind_of(q) not in self.intent.kinds
-                if covering and self.focus in self.cands:
+                if self._asks_for_covering(q) and self.focus in self.cands:
                     self.cands[self.focus].occluder_queries.append(q)
                 else:
                     self.queries_since_explore.append(q)
@@ -854,8 +853,8 @@ class Situation:
                         self.explorations += 1
                         # the map grounded the queries again on arrival: as good as asking
                         for q, n in _regrounded(e.text):
-                            if _kind_of(q) in OCCLUDERS and _kind_of(q) not in self.intent.kinds:
-                                continue  # asked for a covering, not for the goal
+                            if self._asks_for_covering(q):
+                                continue
                             self.last_query[q] = i
                             self.queries_since_explore.append(q)
                             self.empty_since_explore = self.empty_since_explore + 1 if n == 0 else 0
@@ -867,6 +866,11 @@ class Situation:
         tail = self.view.history[-2:]
         if len(tail) == 2 and all(e.action == "goto" and e.ok for e in tail):
             self.excluded |= {e.key for e in tail}
+
+    def _asks_for_covering(self, concept: str) -> bool:
+        """Whether a query was for what covers a candidate (a tarp), not for the goal."""
+        kind = _kind_of(concept)
+        return kind in OCCLUDERS and kind not in self.intent.kinds
 
     def _lookalikes(self) -> list[str]:
         """Looks (the VLM's words) of at least two candidates ruled out as something else."""

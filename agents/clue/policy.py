@@ -14,13 +14,12 @@ from collections.abc import Callable
 
 from agents.base import Agent, Answer
 from agents.clue.prompt import (
-    SYSTEM_PROMPT,
-    SYSTEM_PROMPT_NO_TOUR,
     StepContext,
     history_line,
     node_line,
     reground_text,
     render_user_message,
+    system_prompt,
 )
 from agents.clue.schema import Action, StepReply
 from agents.clue.world_model import WorldModel, WorldModelConfig
@@ -68,7 +67,7 @@ class CLUEAgent(Agent):
         self, task: str, robot: Robot, budget: int, log: EpisodeLog, wm: WorldModel
     ) -> Answer | None:
         wm.observe()
-        system = SYSTEM_PROMPT if self.use_tour else SYSTEM_PROMPT_NO_TOUR
+        system = system_prompt(self.world_config, tour=self.use_tour)
         hypothesis: dict | None = None
         history: list[str] = []
         new_obs = ["episode start: the map holds what the robot's cameras see from its start pose"]
@@ -182,16 +181,7 @@ class CLUEAgent(Agent):
     def _validate(reply: StepReply, wm: WorldModel) -> str | None:
         """Entities must exist in the graph with the right kind (checked before acting)."""
         a = reply.action
-        checks = {
-            "goto": [("region", "region")],
-            "inspect": [("object", "object")],
-            "grasp": [("object", "object")],
-            "place": [("object", "object"), ("region", "region")],
-            "answer": [("entity", "object")] if a.args.entity else [],
-            "query": [],
-        }[a.name]
-        for field, kind in checks:
-            name = getattr(a.args, field)
+        for field, name, kind in a.node_args():
             if not wm.has(name):
                 known = (
                     ", ".join(sorted(n for n, x in wm.nodes().items() if x["kind"] == kind))

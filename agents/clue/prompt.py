@@ -11,8 +11,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from string import Template
 
-SYSTEM_PROMPT = """\
+from agents.clue.world_model import WorldModelConfig
+
+_SYSTEM_TEMPLATE = Template("""\
 You control a Spot robot (legs, arm, cameras) solving an underspecified task in an unknown
 place. You learn what is where by querying a language-embedded map and by acting.
 
@@ -29,10 +32,10 @@ place. You learn what is where by querying a language-embedded map and by acting
 - goto(region): walk to a region node. On arrival the map, grown by the new views,
   grounds every concept you have queried again: new candidates arrive as add_node ops.
 - inspect(object, question): ask a vision-language model about what the arm camera sees
-  at the object; stand within 2.8 m first.
+  at the object; stand within ${inspect_m} m first.
 - grasp(object): pick up an object within arm's reach (stand at its viewpoint first);
   use it to take away what covers the thing you must see.
-- place(object, region): put the held object down at a free region within 1.5 m (a
+- place(object, region): put the held object down at a free region within ${place_m} m (a
   free_spot node appears after each grasp).
 - answer(text, entity): finish: say what you found and name its object node. A wrong
   answer is penalised, so confirm first.
@@ -51,15 +54,36 @@ answer with your best hypothesis.
  "reasoning": str, "action": {"name": str, "args": {...}}}
 args per action: goto {region}; inspect {object, question}; grasp {object};
 place {object, region}; query {concept}; answer {text, entity}.
-"""
+""")
 
-SYSTEM_PROMPT_NO_TOUR = SYSTEM_PROMPT.replace(
-    ", viewpoints and a\n  suggested shortest visiting order.", " and viewpoints."
-).replace(" follow the suggested order unless you have a\nreason not to.", "")
-assert SYSTEM_PROMPT_NO_TOUR.count("suggested") == 0, "the no-tour prompt must not mention the tour"
 
-HEADERS = ("Task", "Budget", "Robot", "Observation graph", "New observations", "Action history",
-           "Previous hypothesis state")
+def system_prompt(config: WorldModelConfig = WorldModelConfig(), tour: bool = True) -> str:
+    """The system prompt, stating the ranges ``config`` enforces; without ``tour`` it
+    does not mention the shortest-tour hint (the paper's Fig. 6 ablation)."""
+    text = _SYSTEM_TEMPLATE.substitute(
+        inspect_m=f"{config.inspect_range_m:g}", place_m=f"{config.place_range_m:g}"
+    )
+    if tour:
+        return text
+    text = text.replace(
+        ", viewpoints and a\n  suggested shortest visiting order.", " and viewpoints."
+    ).replace(" follow the suggested order unless you have a\nreason not to.", "")
+    assert "suggested" not in text, "the no-tour prompt must not mention the tour"
+    return text
+
+
+SYSTEM_PROMPT = system_prompt()
+SYSTEM_PROMPT_NO_TOUR = system_prompt(tour=False)
+
+HEADERS = (
+    "Task",
+    "Budget",
+    "Robot",
+    "Observation graph",
+    "New observations",
+    "Action history",
+    "Previous hypothesis state",
+)
 
 
 @dataclass
@@ -80,15 +104,21 @@ class StepContext:
 
 def render_user_message(ctx: StepContext) -> str:
     lines = [f"## Task\n{ctx.task}", ""]
-    lines.append(f"## Budget\nstep {ctx.step} of {ctx.budget}; {ctx.budget - ctx.step + 1} actions left")
+    lines.append(
+        f"## Budget\nstep {ctx.step} of {ctx.budget}; {ctx.budget - ctx.step + 1} actions left"
+    )
     lines.append("")
     held = ctx.holding or "nothing"
-    lines.append(f"## Robot\nposition [{ctx.robot_xy[0]:.1f}, {ctx.robot_xy[1]:.1f}]; holding {held}")
+    lines.append(
+        f"## Robot\nposition [{ctx.robot_xy[0]:.1f}, {ctx.robot_xy[1]:.1f}]; holding {held}"
+    )
     lines.append("")
     lines.append("## Observation graph")
     lines.extend(ctx.nodes or ["(empty: nothing has been queried yet)"])
     if ctx.tour is not None and ctx.tour:
-        lines.append(f"Suggested visiting order (shortest tour from the robot): {', '.join(ctx.tour)}")
+        lines.append(
+            f"Suggested visiting order (shortest tour from the robot): {', '.join(ctx.tour)}"
+        )
     lines.append("")
     lines.append("## New observations")
     lines.extend(ctx.new_observations or ["(none)"])
@@ -97,7 +127,9 @@ def render_user_message(ctx: StepContext) -> str:
     lines.extend(ctx.history or ["(no actions yet)"])
     lines.append("")
     lines.append("## Previous hypothesis state")
-    lines.append(json.dumps(ctx.hypothesis, separators=(",", ":")) if ctx.hypothesis else "(none yet)")
+    lines.append(
+        json.dumps(ctx.hypothesis, separators=(",", ":")) if ctx.hypothesis else "(none yet)"
+    )
     return "\n".join(lines)
 
 

@@ -56,6 +56,9 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "answer": ("text",),
 }
 
+NODE_KINDS: dict[str, str] = {"region": "region", "object": "object", "entity": "object"}
+"""Arguments that name a graph node, and the kind of node they must name."""
+
 
 class Action(_Model):
     name: Literal["goto", "inspect", "grasp", "place", "query", "answer"]
@@ -68,8 +71,17 @@ class Action(_Model):
             raise ValueError(f"action '{self.name}' needs args: {', '.join(missing)}")
         return self
 
+    def node_args(self) -> list[tuple[str, str, str]]:
+        """(field, node name, node kind) for each argument naming a graph node (an
+        answer's entity only when given)."""
+        fields = [*REQUIRED[self.name], *(("entity",) if self.args.entity else ())]
+        return [(f, getattr(self.args, f), NODE_KINDS[f]) for f in fields if f in NODE_KINDS]
+
     def signature(self) -> str:
-        vals = [getattr(self.args, a) for a in ("region", "object", "concept", "question", "text", "entity")]
+        vals = [
+            getattr(self.args, a)
+            for a in ("region", "object", "concept", "question", "text", "entity")
+        ]
         shown = ", ".join(repr(v) if " " in str(v) else str(v) for v in vals if v)
         return f"{self.name}({shown})"
 

@@ -31,7 +31,7 @@ class WorldModelConfig:
     """Ranges the grounding layer enforces before commanding the robot (metres)."""
 
     cameras: tuple[str, ...] = BODY_CAMERAS  # fused after every move
-    inspect_range_m: float = 2.8  # robot-to-object distance allowed for inspect (the prompt says so)
+    inspect_range_m: float = 2.8  # robot-to-object distance allowed for inspect
     grasp_range_m: float = 1.7  # robot-to-object-centre distance allowed for grasp
     place_range_m: float = 1.5  # robot-to-region distance allowed for place
     free_spot_distance_m: float = 1.2  # where free_spot regions are sought

@@ -512,15 +512,9 @@ class UsageCounter:
 # --------------------------------------------------------------------------- backend
 
 
-class LLMBackend(abc.ABC):
-    """Chat completion behind one method.
-
-    Subclasses implement :meth:`_complete`; :meth:`complete` resolves the model name,
-    times and counts the call, and must not be overridden. Implementations raise only
-    :class:`LLMError` subclasses and never put credentials into messages or reprs.
-    """
-
-    model: str = ""  # default model for requests that leave ChatRequest.model empty
+class CountsUsage:
+    """A :class:`UsageCounter` in :attr:`usage`, made on first use; assign one to share
+    it between backends."""
 
     @property
     def usage(self) -> UsageCounter:
@@ -532,6 +526,17 @@ class LLMBackend(abc.ABC):
     @usage.setter
     def usage(self, counter: UsageCounter) -> None:
         self.__dict__["_usage"] = counter
+
+
+class LLMBackend(CountsUsage, abc.ABC):
+    """Chat completion behind one method.
+
+    Subclasses implement :meth:`_complete`; :meth:`complete` resolves the model name,
+    times and counts the call, and must not be overridden. Implementations raise only
+    :class:`LLMError` subclasses and never put credentials into messages or reprs.
+    """
+
+    model: str = ""  # default model for requests that leave ChatRequest.model empty
 
     def complete(self, request: ChatRequest) -> ChatReply:
         """Answer ``request``; count the call and its tokens in :attr:`usage`."""

@@ -11,7 +11,7 @@ from agents.clue import default_encoder
 from agents.clue.world_model import WorldModel
 from agents.episode_log import read_log
 from envs import SimRobot, SpotWorldEnv
-from mapping.grid import cell_of
+from mapping.grid import cell_centres, cell_of
 from scenarios.loader import find_scenario, load_scenario
 from scenarios.runner import run_episode
 
@@ -34,14 +34,7 @@ def mapped_share(env, wm) -> float:
     """Share of the floor the robot could stand on (ground truth, read by the test only)
     that the world model has mapped as floor."""
     truth = env.occupancy()
-    free = np.argwhere(truth.free)
-    centres = np.stack(
-        [
-            truth.origin_xy[0] + (free[:, 1] + 0.5) * truth.resolution_m,
-            truth.origin_xy[1] + (free[:, 0] + 0.5) * truth.resolution_m,
-        ],
-        axis=1,
-    )
+    centres = cell_centres(truth, np.argwhere(truth.free))
     grid = wm.grid()
     ij = cell_of(grid, centres)
     h, w = grid.floor.shape

@@ -262,16 +262,7 @@ class ScriptedWorld:
 
     def validator(self, reply: StepReply) -> str | None:
         a = reply.action
-        need = {
-            "goto": [("region", "region")],
-            "inspect": [("object", "object")],
-            "grasp": [("object", "object")],
-            "place": [("object", "object"), ("region", "region")],
-            "answer": [("entity", "object")] if a.args.entity else [],
-            "query": [],
-        }[a.name]
-        for f, kind in need:
-            name = getattr(a.args, f)
+        for _, name, kind in a.node_args():
             if name not in self.nodes or self.nodes[name]["kind"] != kind:
                 return f"unknown {kind} '{name}' in {a.name}"
         return None
