@@ -218,6 +218,11 @@ class VoxelBlock:
         """(n,) bool: occupancy log-odds above zero."""
         return self.logodds > 0
 
+    def directions(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """Feature directions (n, D) float32, dequantised (all rows, or the given ones)."""
+        feats = self.features if rows is None else self.features[rows]
+        return feats.astype(np.float32) * np.float32(self.feature_scale)
+
     def similarity(self, unit_queries: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         """Cosine similarity (n, k) float32 between voxel features and unit query rows.
 

@@ -30,13 +30,15 @@ def retrieval_reply(user: str) -> str:
     from agents.clue.heuristic import judge
 
     intent = parse_task(_task(user))
-    best, best_fit, best_reason = None, -1, ""
+    # a caption that rules the object out is never the answer, however few remain
+    best, best_fit, best_reason = None, 0, ""
     for line in user.split("## Observed objects", 1)[-1].splitlines():
         if not line.startswith("- ") or ": " not in line:
             continue
         name, caption = line[2:].split(": ", 1)
         j = judge(caption, intent)
-        fit = FIT.get(j.status, 0) + (1 if j.identity == "match" else 0)
+        fit = FIT.get(j.status, 0)
+        fit += 1 if fit and j.identity == "match" else 0
         if fit > best_fit:
             best, best_fit, best_reason = name.strip(), fit, j.reason
     if best is None:

@@ -1564,11 +1564,32 @@ def _read_goal(toks: list[_Tok], hits: dict[int, NounHit], skip: set[int]) -> _G
     return _Goal(g.head, g.kinds, g.queries, g.places, goal.span, goal.phrase, None, g.unknown)
 
 
+_HOLDER_PREPOSITIONS = frozenset("in inside into within".split())
+
+
+def _holder(toks: list[_Tok], hits: dict[int, NounHit]) -> _Phrase | None:
+    """The container the task says its thing is in: "it's in one of these parcels",
+    "the drill is inside one of the boxes", "packed into one of the crates"."""
+    lows = [t.low for t in toks]
+    for i, low in enumerate(lows[:-2]):
+        if low not in _HOLDER_PREPOSITIONS or lows[i + 1 : i + 3] != ["one", "of"]:
+            continue
+        ph = _phrase_at(toks, i + 1, hits)
+        if ph.kind == "noun" and ph.hit is not None and ph.hit.concept in CONTAINER_KINDS:
+            return ph
+    return None
+
+
 def _request_goal(toks: list[_Tok], hits: dict[int, NounHit], skip: set[int]) -> _Goal:
-    """What the task asks for: the noun phrase of the request ("Could you find the X?",
-    "Which X ...?", "Where is the X?"); a function when it asks for "something" or
-    "somewhere" to do a thing; else the first noun that is not a complement."""
+    """What the task asks for: the container when the thing is "in one of the
+    crates" (the answer is the crate that holds it); else the noun phrase of the
+    request ("Could you find the X?", "Which X ...?", "Where is the X?"); a function
+    when it asks for "something" or "somewhere" to do a thing; else the first noun that
+    is not a complement."""
     norms = [t.norm for t in toks]
+    holder = _holder(toks, hits)
+    if holder is not None:
+        return _phrase_goal(toks, holder, skip)
     req = _request(toks, hits)
     if req.packed is not None:
         return _Goal(
@@ -1778,10 +1799,14 @@ def _contents(
         ):
             content_of(_Phrase((goal.phrase.head + 2,), None, "pronoun"), False, "in")
         # "X got packed into one of the crates", "I stowed X in one of the bins"
+        # "it's in one of these parcels", "the drill is inside one of the boxes"
         for i, t in enumerate(toks):
-            if t.low not in _PACK_VERBS:
+            if t.low in _AUXILIARIES and i + 1 < len(toks) and lows[i + 1] in _HOLDER_PREPOSITIONS:
+                rest = toks[i + 1 : i + 2]
+            elif t.low in _PACK_VERBS:
+                rest = toks[i + 1 : i + 9]
+            else:
                 continue
-            rest = toks[i + 1 : i + 9]
             into = next((k for k, r in enumerate(rest) if r.low in _PACK_PREPOSITIONS), None)
             if into is None:
                 continue

@@ -203,19 +203,22 @@ class WorldModel:
         raise KeyError(f"no node for a {concept!r} candidate at {candidate.xy}")
 
     def add_instances(self, max_extent_m: float = 2.5) -> tuple[list[str], list[str]]:
-        """Object instances from geometry alone (a scene graph's nodes): clusters of
-        occupied voxels between floor and head height, walls and floor excluded.
-        Returns (node names, op lines)."""
+        """Object instances (a scene graph's nodes) from the map's occupied voxels
+        between floor and head height that carry a feature, split by geometry and
+        appearance (:meth:`Grounder.instances`); walls, floor and anything wider than
+        ``max_extent_m`` are left out. Returns (node names, op lines)."""
         tcfg = self.grounder.traversability
-        pts = []
+        pts, feats = [], []
         for block in self.map.blocks():
-            occ = np.flatnonzero(block.occupied())
-            if occ.size:
-                pos = block.positions_m(occ)
-                h = pos[:, 2] - tcfg.floor_z_m
-                pts.append(pos[(h > tcfg.floor_tolerance_m) & (h < 2.0)])
+            rows = np.flatnonzero(block.occupied() & (block.feature_weight > 0))
+            if rows.size:
+                h = block.positions_m(rows)[:, 2] - tcfg.floor_z_m
+                rows = rows[(h > tcfg.floor_tolerance_m) & (h < 2.0)]
+                pts.append(block.positions_m(rows))
+                feats.append(block.directions(rows))
         positions = np.concatenate(pts) if pts else np.zeros((0, 3))
-        clusters = self.grounder.cluster(positions, np.ones(len(positions), np.float32))
+        features = np.concatenate(feats) if feats else np.zeros((0, self.map.config.feature_dim))
+        clusters = self.grounder.instances(positions, features)
         clusters = [c for c in clusters if max(c.extent_m[:2]) <= max_extent_m]
         pose = self.robot.get_pose()
         views = self.grounder.viewpoints(clusters, pose.xy(), self.grid()) if clusters else []

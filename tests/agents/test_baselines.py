@@ -3,6 +3,8 @@ and map-then-query's captioning while mapping."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -103,3 +105,18 @@ def test_map_then_query_captions_only_while_mapping_with_a_generic_question(tmp_
     assert not any("corrosive" in r["observation"] for _, r in inspects if r["ok"]), (
         "generic captions cannot see under a tarp"
     )  # so its pick among the covered barrels is a guess
+
+
+def test_retrieval_never_picks_an_object_its_caption_rules_out():
+    from agents.baselines.heuristic_replies import retrieval_reply
+    from agents.baselines.prompts import retrieval_message
+
+    task = "Could you find my JanSport backpack?"
+    wrong = [
+        ("object_1", "At the target I see a dark blue backpack: a navy backpack with a Herschel brand label."),
+        ("object_2", "At the target I see a white office desk: a white desk with a desk lamp."),
+    ]  # fmt: skip
+    reply = json.loads(retrieval_reply(retrieval_message(task, wrong)))
+    assert reply["entity"] == "none"
+    right = [*wrong, ("object_3", "At the target I see a black backpack: a black backpack with a red JanSport logo patch.")]  # fmt: skip
+    assert json.loads(retrieval_reply(retrieval_message(task, right)))["entity"] == "object_3"

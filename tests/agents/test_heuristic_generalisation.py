@@ -225,6 +225,11 @@ def test_safety_asks_for_stability() -> None:
             "drawer",
             "stopwatch",
         ),
+        # the request names the contents; "in one of the X" makes the container the answer
+        ("I need the spare lidar; it's in one of these parcels.", "parcel", "lidar"),
+        ("The drill is inside one of the boxes. Can you tell me which?", "box", "drill"),
+        ("My camera is in one of those bags, find it please.", "bag", "camera"),
+        ("Our spare lidar got packed into one of the crates. Which one?", "crate", "lidar"),
     ],
 )
 def test_containment_questions_require_the_contents(task, head, content) -> None:

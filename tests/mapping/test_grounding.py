@@ -128,3 +128,37 @@ def test_encoder_and_map_dimensions_must_agree(barrel_survey):
     enc = SimFeatureEncoder(SimEncoderConfig(feature_dim=None), HashingTextEmbedder(32))
     with pytest.raises(ValueError, match="32-d"):
         Grounder(barrel_survey.voxel_map, enc)
+
+
+def _slab(lo, hi, step=0.1):
+    axes = [np.arange(a + step / 2, b, step) for a, b in zip(lo, hi, strict=True)]
+    return np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, 3)
+
+
+def test_instances_split_touching_objects_by_appearance(barrel_survey, minilm_encoder):
+    """A meter lying on a table touches it; appearance keeps them two instances, while a
+    second identical table apart from the first is an instance of its own."""
+    grounder = Grounder(barrel_survey.voxel_map, minilm_encoder)
+    table = _slab((0.0, 0.0, 0.6), (1.0, 0.6, 0.8))
+    meter = _slab((0.3, 0.2, 0.8), (0.6, 0.4, 1.0))  # 12 voxels
+    other = _slab((3.0, 0.0, 0.6), (4.0, 0.6, 0.8))
+    rows = minilm_encoder.encode_text(["small white side table", "yellow handheld multimeter"])
+    rng = np.random.default_rng(0)
+    positions = np.concatenate([table, meter, other])
+    features = np.concatenate(
+        [np.repeat(rows[:1], len(table), 0), np.repeat(rows[1:], len(meter), 0),
+         np.repeat(rows[:1], len(other), 0)]
+    )  # fmt: skip
+    features += rng.normal(0, 0.02, features.shape)
+    features /= np.linalg.norm(features, axis=1, keepdims=True)
+    found = grounder.instances(positions, features)
+    assert len(found) == 3
+    small = min(found, key=lambda c: c.size_voxels)
+    assert small.size_voxels == len(meter)
+    assert np.allclose(small.centroid_m, meter.mean(0), atol=1e-6)
+    # geometry alone (one appearance everywhere) merges the meter into its table
+    same = np.repeat(rows[:1], len(positions), 0)
+    assert sorted(c.size_voxels for c in grounder.instances(positions, same)) == [
+        len(other),
+        len(table) + len(meter),
+    ]
