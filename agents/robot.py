@@ -194,6 +194,8 @@ class MotionResult:
     pose: Pose2D  # where the robot ended up
     path_length_m: float
     duration_s: float
+    # body-camera frames captured on the way, when ``goto`` was asked for them
+    frames: tuple[Frame, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -247,8 +249,15 @@ class Robot(abc.ABC):
         """Current ``odom_T_body``."""
 
     @abc.abstractmethod
-    def goto(self, pose: Pose2D, timeout_s: float = 120.0) -> MotionResult:
+    def goto(
+        self, pose: Pose2D, timeout_s: float = 120.0, capture_every_m: float | None = None
+    ) -> MotionResult:
         """Walk to ``pose`` along a collision-free path; blocks until there.
+
+        With ``capture_every_m``, the front body camera ("body") is captured about every
+        that many metres walked, and the frames come back in :attr:`MotionResult.frames`
+        (each with the pose it was taken from), so a map can grow while the robot walks;
+        the start and the end pose are not included.
 
         Raises :class:`GoalUnreachable` if no path exists, :class:`RobotTimeout` if it
         does not arrive within ``timeout_s``.

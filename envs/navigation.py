@@ -181,3 +181,25 @@ def path_length(path: list[tuple[float, float]]) -> float:
     return float(
         sum(math.hypot(b[0] - a[0], b[1] - a[1]) for a, b in zip(path, path[1:], strict=False))
     )
+
+
+def poses_along(
+    path: list[tuple[float, float]], every_m: float
+) -> list[tuple[float, float, float]]:
+    """Poses (x, y, heading) every ``every_m`` metres along ``path``, facing along it,
+    from ``every_m`` after the start to before the end (where a walker looks on its way)."""
+    if every_m <= 0:
+        raise ValueError(f"every_m must be positive, got {every_m}")
+    out: list[tuple[float, float, float]] = []
+    total = path_length(path)
+    at = every_m
+    walked = 0.0
+    for a, b in zip(path, path[1:], strict=False):
+        seg = math.hypot(b[0] - a[0], b[1] - a[1])
+        heading = math.atan2(b[1] - a[1], b[0] - a[0])
+        while seg > 0 and at <= walked + seg and at < total - 1e-9:
+            f = (at - walked) / seg
+            out.append((a[0] + f * (b[0] - a[0]), a[1] + f * (b[1] - a[1]), heading))
+            at += every_m
+        walked += seg
+    return out

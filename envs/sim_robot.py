@@ -45,9 +45,16 @@ class SimRobot(Robot):
         x, y, yaw = self.env.pose
         return Pose2D(x, y, yaw)
 
-    def goto(self, pose: Pose2D, timeout_s: float = 120.0) -> MotionResult:
+    def goto(
+        self, pose: Pose2D, timeout_s: float = 120.0, capture_every_m: float | None = None
+    ) -> MotionResult:
         result = self._step(GOTO, target=(pose.x_m, pose.y_m, 0.0), yaw=pose.yaw_rad)
-        return MotionResult(self.get_pose(), result["path_length_m"], result["duration_s"])
+        frames = (
+            tuple(self.env.capture_along_last_walk(capture_every_m))
+            if capture_every_m is not None
+            else ()
+        )
+        return MotionResult(self.get_pose(), result["path_length_m"], result["duration_s"], frames)
 
     def capture(self, camera: str = "body", timeout_s: float = 10.0) -> Frame:
         return self.env.capture(camera)

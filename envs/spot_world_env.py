@@ -60,7 +60,7 @@ from gymnasium import spaces
 
 from agents.robot import BEHAVIORS, Frame
 from envs import rendering
-from envs.navigation import GridSpec, OccupancyGrid, path_length
+from envs.navigation import GridSpec, OccupancyGrid, path_length, poses_along
 from envs.rendering import CameraSpec
 from envs.robot_model import (
     BODY_CAMERAS,
@@ -257,7 +257,9 @@ class SpotWorldEnv(gym.Env):
                 target = np.array([x + 1.2 * c, y + 1.2 * s, 0.3])
             spec, pose = self.hand_spec, hand_camera_pose(x, y, np.asarray(target, float), self.arm)
         else:
-            raise ValueError(f"unknown camera {camera!r}; use one of {', '.join([*BODY_CAMERAS, 'hand'])}")
+            raise ValueError(
+                f"unknown camera {camera!r}; use one of {', '.join([*BODY_CAMERAS, 'hand'])}"
+            )
         if camera == "hand":
             # The arm is modelled stowed; when it reaches out, its own stowed geometry is
             # not where the gripper camera looks from. Lift the body out of the hand's view.
@@ -285,6 +287,23 @@ class SpotWorldEnv(gym.Env):
             segmentation=seg,
             segment_phrases=self._phrases,
         )
+
+    def capture_along_last_walk(self, every_m: float, camera: str = "body") -> list[Frame]:
+        """Frames ``camera`` saw on the last successful goto, every ``every_m`` metres of
+        its path, facing along it (the base is kinematic, so the world was as it is now).
+        The robot is back at its pose afterwards."""
+        path = self.last_result.get("path") if self.last_result.get("behavior") == "goto" else None
+        if not path:
+            return []
+        final = self._pose
+        frames = []
+        try:
+            for x, y, heading in poses_along([tuple(q) for q in path], every_m):
+                self._set_pose(x, y, heading)
+                frames.append(self.capture(camera))
+        finally:
+            self._set_pose(*final)
+        return frames
 
     def teleport(self, x: float, y: float, yaw: float) -> None:
         """Put the robot at a pose without an action (for pictures and test set-ups)."""

@@ -446,8 +446,12 @@ class SpotRobot(Robot):
         cid = self._send(build(), max(0.1, deadline_s - time.monotonic()))
         self._wait_arm(cid, deadline_s, f"arm {position}")
 
-    def goto(self, pose: Pose2D, timeout_s: float = 120.0) -> MotionResult:
+    def goto(
+        self, pose: Pose2D, timeout_s: float = 120.0, capture_every_m: float | None = None
+    ) -> MotionResult:
         timeout_s = self._bounded(timeout_s)
+        on_the_way: list[Frame] = []  # (``frames`` is bosdyn's frame-helpers module)
+        capture_at = capture_every_m
         t0 = time.monotonic()
         deadline = t0 + timeout_s
         with self._behavior("goto"):
@@ -471,8 +475,15 @@ class SpotRobot(Robot):
                     raise row.error(resp.header.error.message or row.description)
                 if se2.status == SE2.STATUS_AT_GOAL:
                     break
+                if capture_at is not None and walked >= capture_at:
+                    # the image carries its own transforms snapshot: the frame's pose is
+                    # where the robot was when it was taken, mid-stride
+                    on_the_way.append(self.capture("body"))
+                    capture_at = walked + capture_every_m
                 self._wait(deadline, f"goto ({pose.x_m:.2f}, {pose.y_m:.2f})")
-            return MotionResult(self._to_episode_pose(here), walked, time.monotonic() - t0)
+            return MotionResult(
+                self._to_episode_pose(here), walked, time.monotonic() - t0, tuple(on_the_way)
+            )
 
     def capture(self, camera: str = "body", timeout_s: float = 10.0) -> Frame:
         sources = sources_for(camera)

@@ -57,11 +57,14 @@ def _llm_policy(policy: str) -> AgentFactory:
         from agents.baselines.nlmaps import NLMapsAgent
         from agents.clue import CLUEAgent, default_encoder
 
+        from agents.clue.world_model import WorldModelConfig
+
         llm = _llm_for(opts, scenario, policy)
         encoder = opts.get("encoder_factory", default_encoder)
+        world = opts.get("world_config") or WorldModelConfig()
         if policy in ("clue", "clue-no-tsp"):
-            return CLUEAgent(llm, encoder, use_tour=policy == "clue")
-        return (NLMapsAgent if policy == "nlmaps" else MapThenQueryAgent)(llm, encoder)
+            return CLUEAgent(llm, encoder, world=world, use_tour=policy == "clue")
+        return (NLMapsAgent if policy == "nlmaps" else MapThenQueryAgent)(llm, encoder, world)
 
     return make
 

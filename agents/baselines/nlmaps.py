@@ -31,7 +31,7 @@ class NLMapsAgent(MapAgent):
         top = wm.node_for(plan.concept, result.candidates[0])
         try:
             if wm.has(f"near_{top}"):
-                robot.goto(wm.viewpoint_pose(f"near_{top}"))
+                wm.walk(wm.viewpoint_pose(f"near_{top}"))
                 log.write("action", behavior="goto", args=[f"near_{top}"], ok=True)
             seen = robot.inspect(wm.point(top), plan.question)
             log.write(

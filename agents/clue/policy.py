@@ -211,8 +211,7 @@ class CLUEAgent(Agent):
                 ]
                 return "ok", f"{len(names)} candidates: {', '.join(names)}", ops, holding
             if action.name == "goto":
-                robot.goto(wm.viewpoint_pose(args.region))
-                wm.observe()
+                wm.walk(wm.viewpoint_pose(args.region))
                 ops, counts = wm.requery()
                 text = f"arrived at {args.region}"
                 return "ok", f"{text}; {reground_text(counts)}" if counts else text, ops, holding

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import ndimage
 
-from agents.robot import GoalUnreachable, Point3, Pose2D, Robot
+from agents.robot import GoalUnreachable, MotionResult, Point3, Pose2D, Robot
 from mapping.encoders import FeatureEncoder
 from mapping.grid import Grid2D, cell_centres, cell_of, reachable_mask
 from mapping.grounding import Grounder, GroundingConfig, GroundingResult
@@ -31,6 +31,9 @@ class WorldModelConfig:
     """Ranges the grounding layer enforces before commanding the robot (metres)."""
 
     cameras: tuple[str, ...] = BODY_CAMERAS  # fused after every move
+    # the front camera is fused about every this many metres while walking (None: only
+    # at stops); the map grows along the way, as the CLUE paper's online map does
+    map_every_m: float | None = 1.0
     inspect_range_m: float = 2.8  # robot-to-object distance allowed for inspect
     grasp_range_m: float = 1.7  # robot-to-object-centre distance allowed for grasp
     place_range_m: float = 1.5  # robot-to-region distance allowed for place
@@ -80,6 +83,16 @@ class WorldModel:
             self.map.integrate(frame, self.grounder.encoder.encode_frame(frame))
             self.frames += 1
         return len(self.config.cameras)
+
+    def walk(self, pose: Pose2D) -> MotionResult:
+        """Walk to ``pose``, fusing the frames captured on the way (``map_every_m``) and
+        then every configured camera at the goal (:meth:`observe`)."""
+        result = self.robot.goto(pose, capture_every_m=self.config.map_every_m)
+        for frame in result.frames:
+            self.map.integrate(frame, self.grounder.encoder.encode_frame(frame))
+            self.frames += 1
+        self.observe()
+        return result
 
     def close(self) -> None:
         self.map.close()
@@ -340,11 +353,10 @@ class WorldModel:
             tried.append((x, y))
             pose = self.robot.get_pose()
             try:
-                self.robot.goto(Pose2D(x, y, math.atan2(y - pose.y_m, x - pose.x_m)))
+                self.walk(Pose2D(x, y, math.atan2(y - pose.y_m, x - pose.x_m)))
             except GoalUnreachable:
                 refused += 1
                 continue
-            self.observe()
             stops += 1
             if on_stop is not None:
                 on_stop()

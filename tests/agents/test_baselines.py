@@ -120,3 +120,27 @@ def test_retrieval_never_picks_an_object_its_caption_rules_out():
     assert reply["entity"] == "none"
     right = [*wrong, ("object_3", "At the target I see a black backpack: a black backpack with a red JanSport logo patch.")]  # fmt: skip
     assert json.loads(retrieval_reply(retrieval_message(task, right)))["entity"] == "object_3"
+
+
+def test_walking_maps_the_way_as_well_as_the_goal(field_cart_robot):
+    """The world model fuses the front camera about every metre of a walk, then every
+    body camera at the goal; with map_every_m=None only the goal's frames."""
+    from agents.clue.world_model import WorldModelConfig
+    from agents.robot import Pose2D
+
+    env, robot = field_cart_robot
+    start = robot.get_pose()
+    goal = Pose2D(start.x_m + 4.0, start.y_m, 0.0)
+    shares = {}
+    for every in (1.0, None):
+        env.teleport(start.x_m, start.y_m, start.yaw_rad)
+        wm = WorldModel(robot, default_encoder(), config=WorldModelConfig(map_every_m=every))
+        try:
+            result = wm.walk(goal)
+            cameras = len(wm.config.cameras)
+            assert wm.frames == len(result.frames) + cameras
+            assert (len(result.frames) >= 3) if every else (result.frames == ())
+            shares[every] = mapped_share(env, wm)
+        finally:
+            wm.close()
+    assert shares[1.0] > shares[None], shares

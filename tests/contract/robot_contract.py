@@ -210,6 +210,25 @@ class RobotContract:
         assert straight - self.pose_tol_m <= result.path_length_m < 3 * straight + 1.0
         assert result.duration_s > 0.0
 
+    def test_goto_may_capture_frames_on_the_way(self, robot, scenario):
+        """Frames asked for while walking are taken between the start and the goal (how
+        many depends on the backend's timing: the simulator takes one every metre)."""
+        before = robot.get_pose()
+        spot = self.region(scenario, "free_spot")
+        goal = Pose2D(spot.x_m, spot.y_m, math.radians(-60.0))
+        result = robot.goto(goal, capture_every_m=0.5)
+        self.assert_pose_near(result.pose, goal)
+        assert len(result.frames) <= result.path_length_m / 0.5 + 1
+        lo = np.minimum(before.xy(), goal.xy()) - (result.path_length_m + 1.0)
+        hi = np.maximum(before.xy(), goal.xy()) + (result.path_length_m + 1.0)
+        for frame in result.frames:
+            assert isinstance(frame, Frame) and frame.camera in ("body", "front")
+            assert np.all(lo <= frame.odom_T_camera[:2, 3]) and np.all(
+                frame.odom_T_camera[:2, 3] <= hi
+            )
+        back = robot.goto(before)
+        assert back.frames == ()  # only when asked
+
     def test_goto_into_an_object_is_unreachable(self, robot, scenario):
         before = robot.get_pose()
         crate = scenario.object("crate_1").pose

@@ -140,6 +140,44 @@ def test_path_between_rooms_goes_through_the_doorway(env_factory):
     assert len(crossings) == 1 and 3.0 < crossings[0] < 5.0, path
 
 
+def test_poses_along_a_path_every_metre():
+    from envs.navigation import poses_along
+
+    path = [(0.0, 0.0), (2.5, 0.0), (2.5, 2.0)]  # 4.5 m, turning left at (2.5, 0)
+    poses = poses_along(path, 1.0)
+    assert [p[:2] for p in poses] == [
+        pytest.approx(xy) for xy in [(1.0, 0.0), (2.0, 0.0), (2.5, 0.5), (2.5, 1.5)]
+    ]
+    assert [p[2] for p in poses] == pytest.approx([0.0, 0.0, math.pi / 2, math.pi / 2])
+    assert poses_along(path, 5.0) == [] and poses_along([(0.0, 0.0)], 1.0) == []
+    with pytest.raises(ValueError, match="positive"):
+        poses_along(path, 0.0)
+
+
+def test_goto_captures_the_front_camera_along_the_path(holding_tarp):
+    env, robot = holding_tarp
+    held = env.world.objects[env.holding]
+    goal = Pose2D(9.0, 6.8, 0.0)
+    result = robot.goto(goal, capture_every_m=1.0)
+    path = env.last_result["path"]
+    length = result.path_length_m
+    assert len(result.frames) == math.ceil(length) - 1 >= 2
+    for k, frame in enumerate(result.frames, start=1):
+        # the front camera sits ahead of the base: each frame is within a body length of
+        # the path point k metres along it, and the frames come in walking order
+        cam = frame.odom_T_camera[:2, 3]
+        along = min(
+            math.dist(cam, (a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1])))
+            for a, b in zip(path, path[1:], strict=False)
+            for t in np.linspace(0.0, 1.0, 50)
+        )
+        assert along < 0.6, (k, cam)
+        assert frame.depth_m.shape == frame.rgb.shape[:2] and np.isfinite(frame.depth_m).any()
+    assert robot.get_pose().distance_to(goal.x_m, goal.y_m) < 1e-6  # back at the goal
+    assert (held.x, held.y) == pytest.approx((goal.x_m - 0.1, goal.y_m))  # still carried
+    assert robot.goto(Pose2D(5.1, 7.6, 0.0)).frames == ()  # only when asked
+
+
 def test_goal_inside_an_object_is_unreachable(env_factory):
     env = env_factory("hazard_barrels")
     robot = SimRobot(env)

@@ -80,3 +80,27 @@ def test_a_stalled_walk_reports_no_progress_and_a_halted_one_stays_put():
     assert not w.moving and not w.done
     assert w.advance(50.0, observed=True) == where
     assert np.hypot(where[0] - START[0], where[1] - START[1]) > 0.0
+
+
+def test_frames_asked_for_while_walking_are_taken_mid_walk(small_env_kwargs):
+    """Through the SDK, SpotRobot captures the front camera whenever the odometry it
+    polls has moved ``capture_every_m`` on: at a near-real-time pace the frames are
+    taken at different places on the way from the start to the goal."""
+    from hardware.spot_robot import SpotRobot
+    from hardware.twin.server import SpotTwin, TwinConfig
+    from tests.hardware.conftest import CLIENT, contract_scenario
+
+    scenario = contract_scenario()
+    spot = scenario.region("free_spot")
+    with SpotTwin(scenario, env_kwargs=small_env_kwargs, config=TwinConfig(time_scale=5.0)) as twin:
+        with SpotRobot.connect(**twin.connect_args(), vlm=twin.vlm(), config=CLIENT) as robot:
+            start = robot.get_pose()
+            goal = Pose2D(spot.x, spot.y, -1.0)
+            result = robot.goto(goal, capture_every_m=0.5)
+    assert 1 <= len(result.frames) <= result.path_length_m / 0.5 + 1
+    cams = [f.odom_T_camera[:2, 3] for f in result.frames]
+    # on a walk of length L every point is within L of start and goal together (plus
+    # the front camera's offset from the base, under 0.6 m)
+    slack = result.path_length_m + 1.2
+    assert all(math.dist(c, start.xy()) + math.dist(c, goal.xy()) <= slack for c in cams)
+    assert all(math.dist(a, b) > 0.2 for a, b in zip(cams, cams[1:], strict=False))
