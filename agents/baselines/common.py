@@ -47,6 +47,7 @@ class MapAgent(Agent):
         c = robot.counters
         actions0, walks0, sim0 = c.actions, c.by_behavior.get("goto", 0), c.sim_time_s
         stops, refused = wm.explore(on_stop=lambda: self.at_survey_stop(robot, log, wm))
+        self.after_survey(robot, log, wm)
         sim_s = c.sim_time_s - sim0
         walks = c.by_behavior.get("goto", 0) - walks0
         self.usage.extra["mapping_actions"] = c.actions - actions0
@@ -63,6 +64,10 @@ class MapAgent(Agent):
 
     def at_survey_stop(self, robot: Robot, log: EpisodeLog, wm: WorldModel) -> None:
         """What a baseline does with each survey stop's fresh frames (nothing here)."""
+
+    def after_survey(self, robot: Robot, log: EpisodeLog, wm: WorldModel) -> None:
+        """What a baseline adds to the map once exploration is done, still before the
+        task and not charged to it (nothing here)."""
 
     @abc.abstractmethod
     def act(

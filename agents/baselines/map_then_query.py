@@ -1,11 +1,13 @@
 """Map-then-query baseline (DAAAM-like): caption while mapping, then one retrieval.
 
 While the map is built (the survey that every map-based baseline runs first), the robot
-captions each object instance its map holds with a generic VLM question as soon as the
-instance is within inspection range of a survey stop; it never walks anywhere for a
-caption and never asks a task-specific question. Then a single LLM call picks, from
-all captions, the entity that satisfies the task. It never moves anything, so what lies
-under a tarp stays unseen, and an object no survey stop came near stays uncaptioned.
+captions each object instance its map holds with a generic VLM question: those within
+inspection range of a survey stop as it passes, then, once exploration is done, every
+instance still uncaptioned from its viewpoint (DAAAM captions everything in its scene
+graph). All of that is mapping, before the task is known: it never asks a
+task-specific question. Then a single LLM call picks, from all captions, the entity
+that satisfies the task. It never moves anything, so what lies under a tarp or a lid
+stays unseen.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from agents.baselines.prompts import (
 )
 from agents.clue.world_model import WorldModel
 from agents.episode_log import EpisodeLog
-from agents.robot import PersistentRobotError, Robot
+from agents.robot import PersistentRobotError, Robot, RobotError
 
 
 class MapThenQueryAgent(MapAgent):
@@ -40,19 +42,39 @@ class MapThenQueryAgent(MapAgent):
             if n not in self.captions and wm.distance(n) <= wm.config.inspect_range_m
         ]
         for name in wm.tour_over(near):
+            self.caption(robot, log, wm, name)
+
+    def after_survey(self, robot: Robot, log: EpisodeLog, wm: WorldModel) -> None:
+        """Caption every instance no survey stop came near, from its viewpoint."""
+        names, ops = wm.add_instances()
+        log.write("action", behavior="instances", ok=True, graph_ops=ops)
+        for name in wm.tour_over([n for n in names if n not in self.captions]):
+            if name in self.captions or not wm.has(f"near_{name}"):
+                continue  # captioned from an earlier viewpoint, or nowhere to stand
             try:
-                seen = robot.inspect(wm.point(name), CAPTION_QUESTION)
-            except PersistentRobotError as exc:
-                log.write("action", behavior="inspect", args=[name], ok=False, observation=str(exc))
+                wm.walk(wm.viewpoint_pose(f"near_{name}"))
+            except RobotError as exc:
+                log.write("action", behavior="goto", args=[f"near_{name}"], ok=False,
+                          observation=str(exc))  # fmt: skip
                 continue
-            self.captions[name] = seen.answer
-            log.write(
-                "action",
-                behavior="inspect",
-                args=[name, CAPTION_QUESTION],
-                ok=True,
-                observation=seen.answer,
-            )
+            log.write("action", behavior="goto", args=[f"near_{name}"], ok=True)
+            self.caption(robot, log, wm, name)
+
+    def caption(self, robot: Robot, log: EpisodeLog, wm: WorldModel, name: str) -> None:
+        """One generic caption of instance ``name`` (logged; a refusal is logged too)."""
+        try:
+            seen = robot.inspect(wm.point(name), CAPTION_QUESTION)
+        except PersistentRobotError as exc:
+            log.write("action", behavior="inspect", args=[name], ok=False, observation=str(exc))
+            return
+        self.captions[name] = seen.answer
+        log.write(
+            "action",
+            behavior="inspect",
+            args=[name, CAPTION_QUESTION],
+            ok=True,
+            observation=seen.answer,
+        )
 
     def act(self, task: str, robot: Robot, budget: int, log: EpisodeLog, wm: WorldModel):
         pick = self.ask(

@@ -144,3 +144,28 @@ def test_walking_maps_the_way_as_well_as_the_goal(field_cart_robot):
         finally:
             wm.close()
     assert shares[1.0] > shares[None], shares
+
+
+def test_map_then_query_captions_every_instance_it_can_stand_by(field_cart_robot):
+    """Once exploration is done, instances no survey stop came near are captioned from
+    their viewpoints: every object node with somewhere to stand has a caption."""
+    from agents.baselines.map_then_query import MapThenQueryAgent
+    from agents.clue.heuristic import HeuristicResponder
+    from agents.episode_log import EpisodeLog
+
+    env, robot = field_cart_robot
+    agent = MapThenQueryAgent(HeuristicResponder(), default_encoder)
+    agent.captions = {}
+    wm = WorldModel(robot, default_encoder())
+    try:
+        with EpisodeLog(None) as log:
+            wm.observe()
+            agent.survey(robot, log, wm)
+        standable = {
+            n for n, a in wm.nodes().items() if a["kind"] == "object" and wm.has(f"near_{n}")
+        }
+        assert len(standable) >= 5
+        assert standable <= set(agent.captions), standable - set(agent.captions)
+        assert agent.usage.extra["mapping_actions"] >= len(agent.captions)
+    finally:
+        wm.close()
