@@ -720,6 +720,27 @@ class VoxelMap:
             spilled_submaps=len(self._spilled),
         )
 
+    def forget(self, points_m: np.ndarray) -> int:
+        """Mark the voxels holding ``points_m`` free: the robot took away what was there
+        (a cover it lifted), which a camera may never see through again when what lay
+        under it is within ``carve_margin_m``. Returns how many voxels were occupied."""
+        cfg = self.config
+        keys = np.unique(
+            pack_keys(np.floor(np.asarray(points_m).reshape(-1, 3) / cfg.voxel_size_m))
+        )
+        forgotten = 0
+        for tile, sel in self._group(self._tiles_of(keys)):
+            if tile not in self._resident and tile not in self._spilled:
+                continue
+            self._make_resident(tile)
+            sub = self._resident[tile]
+            rows, _ = sub.lookup(keys[sel])
+            rows = rows[rows >= 0]
+            forgotten += int((sub.logodds[rows] > 0).sum())
+            sub.logodds[rows] = cfg.min_logodds
+        self._revision += 1
+        return forgotten
+
     def resident_bytes(self) -> int:
         """Bytes of voxel arrays and indices held in memory (allocated capacity)."""
         return sum(s.nbytes for s in self._resident.values())

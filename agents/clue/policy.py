@@ -230,6 +230,7 @@ class CLUEAgent(Agent):
                 if d > cfg.grasp_range_m:
                     return reject(f"{args.object} is {d:.1f} m away; go near it first")
                 robot.grasp(wm.point(args.object))
+                wm.forget(args.object)
                 ops = [op for op in [wm.set_description(args.object, "held by the robot")] if op]
                 _, spot_op = wm.free_spot()
                 ops += [spot_op] if spot_op else []

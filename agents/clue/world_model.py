@@ -160,6 +160,25 @@ class WorldModel:
         a = self.graph.graph.nodes[name]
         return self.graph.set_node(name, a["kind"], a["xy"], description)
 
+    def forget(self, name: str) -> int:
+        """The robot took object ``name`` away: free the map's voxels that made it (its
+        concept's cluster at the node), so that queries stop finding it there. Returns
+        the voxels freed."""
+        a = self.graph.graph.nodes[name]
+        concept = a.get("concept")
+        if not concept:
+            return 0
+        positions, kappa, _ = self.grounder.relevant_voxels(concept)
+        clusters = self.grounder.cluster(positions, kappa)
+        xy = np.asarray(a.get("exact_xy", a["xy"]), float)
+        near = [c for c in clusters if np.hypot(*(c.xy - xy)) <= 0.5]
+        if not near:
+            return 0
+        c = min(near, key=lambda c: float(np.hypot(*(c.xy - xy))))
+        half = np.asarray(c.extent_m[:2]) / 2 + self.map.config.voxel_size_m
+        inside = np.all(np.abs(positions[:, :2] - c.xy) <= half, axis=1)
+        return self.map.forget(positions[inside])
+
     def move_node(self, name: str, xy: tuple[float, float], description: str) -> str | None:
         a = self.graph.graph.nodes[name]
         a["exact_xy"] = tuple(xy)

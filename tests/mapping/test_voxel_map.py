@@ -151,6 +151,29 @@ def test_free_space_carving_forgets_a_removed_object():
     scene.close()
 
 
+def test_forget_frees_the_voxels_of_what_the_robot_took_away(tmp_path):
+    """A cover the robot lifted leaves voxels a hair in front of what it covered, which
+    carving never reaches (within carve_margin_m): forget frees exactly those."""
+    vmap = VoxelMap(VoxelMapConfig(spill_dir=str(tmp_path), memory_budget_bytes=1))
+    drum = np.stack(np.meshgrid([2.05], np.arange(-0.25, 0.3, 0.1), np.arange(0.05, 0.9, 0.1), indexing="ij"), -1).reshape(-1, 3)  # fmt: skip
+    cover = drum + [-0.1, 0.0, 0.0]  # the drape, 10 cm in front of the drum
+    far = np.array([[40.0, 0.0, 0.5]])  # another submap, spilled to disk
+    vmap.integrate_points(np.concatenate([drum, cover, far]), np.zeros(3))
+
+    def occupied() -> int:
+        return sum(int(b.occupied().sum()) for b in vmap.blocks())
+
+    before = occupied()
+    assert vmap.forget(cover) == len(cover)
+    assert occupied() == before - len(cover)
+    assert vmap.forget(cover) == 0 and vmap.forget(np.array([[-30.0, 5.0, 0.5]])) == 0
+    vmap.integrate_points(drum, np.zeros(3))  # the drum is still seen, the cover is not
+    assert occupied() == before - len(cover)
+    assert vmap.stats().spilled_submaps >= 1
+    assert vmap.forget(far) == 1  # a spilled submap is reloaded to forget
+    vmap.close()
+
+
 def corridor_scene(length_m: float) -> scene_lib.Scene:
     s = scene_lib.Scene.empty()
     s.room(0.0, -2.0, length_m, 2.0)
