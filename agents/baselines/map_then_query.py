@@ -22,7 +22,7 @@ from agents.baselines.prompts import (
 )
 from agents.clue.world_model import WorldModel
 from agents.episode_log import EpisodeLog
-from agents.robot import PersistentRobotError, Robot, RobotError
+from agents.robot import GoalUnreachable, PersistentRobotError, Robot
 
 
 class MapThenQueryAgent(MapAgent):
@@ -49,11 +49,11 @@ class MapThenQueryAgent(MapAgent):
         names, ops = wm.add_instances()
         log.write("action", behavior="instances", ok=True, graph_ops=ops)
         for name in wm.tour_over([n for n in names if n not in self.captions]):
-            if name in self.captions or not wm.has(f"near_{name}"):
-                continue  # captioned from an earlier viewpoint, or nowhere to stand
+            if not wm.has(f"near_{name}"):
+                continue  # nowhere to stand to see it
             try:
                 wm.walk(wm.viewpoint_pose(f"near_{name}"))
-            except RobotError as exc:
+            except GoalUnreachable as exc:  # as the survey's walks; anything else stops it
                 log.write("action", behavior="goto", args=[f"near_{name}"], ok=False,
                           observation=str(exc))  # fmt: skip
                 continue

@@ -169,7 +169,7 @@ def test_close_leaves_the_robot_safe(spot_twin):
 
 
 def test_cluetwin_twin_serves_until_interrupted(tmp_path):
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"}
     env.pop("BOSDYN_CLIENT_PASSWORD", None)
     env.pop("BOSDYN_CLIENT_USERNAME", None)
     cmd = [sys.executable, "-m", "scenarios.cli", "twin", "jansport_bag", "--renderer", "tiny"]
@@ -199,7 +199,12 @@ def test_cluetwin_twin_serves_until_interrupted(tmp_path):
         ) as robot:
             assert robot.get_pose().distance_to(1.0, 1.2) < 1e-6  # jansport_bag's start
         proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=30)
+        try:
+            out, _ = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack
+            out, _ = proc.communicate(timeout=30)
+            pytest.fail(f"the twin did not stop on SIGINT within 30 s; its threads:\n{out}")
         assert proc.returncode == 0 and "twin stopped" in out
     finally:
         if proc.poll() is None:
