@@ -48,16 +48,20 @@ def serve(
             f"connect: SpotRobot.connect('127.0.0.1', port={twin.port}, "
             f"cert_path={args['cert_path']!r}) with the credentials above; Ctrl-C stops"
         )
-        previous = None
+        previous = {}
         if threading.current_thread() is threading.main_thread():
-            previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+            # SIGINT too: a process started in the background by a shell without job
+            # control inherits SIGINT ignored, and Python then never raises
+            # KeyboardInterrupt, so Ctrl-C (or kill -INT) would not stop the twin
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                previous[sig] = signal.signal(sig, lambda *_: stop.set())
         try:
             while not stop.wait(0.5):
                 pass
         except KeyboardInterrupt:
             pass
         finally:
-            if previous is not None:
-                signal.signal(signal.SIGTERM, previous)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
     say("twin stopped")
     return 0
