@@ -16,7 +16,6 @@ from __future__ import annotations
 import secrets
 import tempfile
 import threading
-import time
 from concurrent import futures
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,38 +132,23 @@ class SpotTwin:
         with self._server_lock:
             if self._server is not None:
                 return
-            # a restart after a dropped connection rebinds the twin's own port, which the
-            # stopped server's listener may hold for a moment longer
-            deadline = time.monotonic() + (2.0 if self.port else 0.0)
-            while True:
-                server, port = self._bind()
-                if port or time.monotonic() > deadline:
-                    break
-                time.sleep(0.05)
+            server = grpc.server(
+                futures.ThreadPoolExecutor(
+                    max_workers=self.config.max_workers, thread_name_prefix="twin-rpc"
+                ),
+                interceptors=[svc.AuthInterceptor(self.credentials)],
+            )
+            for add, servicer in self._servicers():
+                add(servicer, server)
+            creds = grpc.ssl_server_credentials(
+                [(self.certs.server_key_pem, self.certs.server_chain_pem)]
+            )
+            port = server.add_secure_port(f"{self.config.host}:{self.port}", creds)
             if port == 0:
                 raise OSError(f"the twin cannot listen on {self.config.host}:{self.port}")
             self.port = port
             server.start()
             self._server = server
-
-    def _bind(self) -> tuple[grpc.Server, int]:
-        """A server with every service, bound to the twin's port (0: not bound)."""
-        server = grpc.server(
-            futures.ThreadPoolExecutor(
-                max_workers=self.config.max_workers, thread_name_prefix="twin-rpc"
-            ),
-            interceptors=[svc.AuthInterceptor(self.credentials)],
-            # gRPC sets SO_REUSEPORT by default: a twin asking for any free port can then
-            # be given one another twin still serves, and the kernel splits the
-            # connections between them (grpc/grpc#10755); a twin's port is its own
-            options=[("grpc.so_reuseport", 0)],
-        )
-        for add, servicer in self._servicers():
-            add(servicer, server)
-        creds = grpc.ssl_server_credentials(
-            [(self.certs.server_key_pem, self.certs.server_chain_pem)]
-        )
-        return server, server.add_secure_port(f"{self.config.host}:{self.port}", creds)
 
     def _stop_server(self) -> None:
         with self._server_lock:
