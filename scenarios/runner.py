@@ -56,7 +56,6 @@ def _llm_policy(policy: str) -> AgentFactory:
         from agents.baselines.map_then_query import MapThenQueryAgent
         from agents.baselines.nlmaps import NLMapsAgent
         from agents.clue import CLUEAgent, default_encoder
-
         from agents.clue.world_model import WorldModelConfig
 
         llm = _llm_for(opts, scenario, policy)

@@ -34,8 +34,7 @@ class MapThenQueryAgent(MapAgent):
 
     def at_survey_stop(self, robot: Robot, log: EpisodeLog, wm: WorldModel) -> None:
         """Caption every instance in inspection range not captioned yet."""
-        names, ops = wm.add_instances()
-        log.write("action", behavior="instances", ok=True, graph_ops=ops)
+        names = self.instances(log, wm)
         near = [
             n
             for n in names
@@ -46,9 +45,7 @@ class MapThenQueryAgent(MapAgent):
 
     def after_survey(self, robot: Robot, log: EpisodeLog, wm: WorldModel) -> None:
         """Caption every instance no survey stop came near, from its viewpoint."""
-        names, ops = wm.add_instances()
-        log.write("action", behavior="instances", ok=True, graph_ops=ops)
-        for name in wm.tour_over([n for n in names if n not in self.captions]):
+        for name in wm.tour_over([n for n in self.instances(log, wm) if n not in self.captions]):
             if not wm.has(f"near_{name}"):
                 continue  # nowhere to stand to see it
             try:
@@ -59,6 +56,13 @@ class MapThenQueryAgent(MapAgent):
                 continue
             log.write("action", behavior="goto", args=[f"near_{name}"], ok=True)
             self.caption(robot, log, wm, name)
+
+    @staticmethod
+    def instances(log: EpisodeLog, wm: WorldModel) -> list[str]:
+        """The scene graph's object instances as the map now holds them (logged)."""
+        names, ops = wm.add_instances()
+        log.write("action", behavior="instances", ok=True, graph_ops=ops)
+        return names
 
     def caption(self, robot: Robot, log: EpisodeLog, wm: WorldModel, name: str) -> None:
         """One generic caption of instance ``name`` (logged; a refusal is logged too)."""

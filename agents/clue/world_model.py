@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import ndimage
 
-from agents.robot import GoalUnreachable, MotionResult, Point3, Pose2D, Robot
+from agents.robot import Frame, GoalUnreachable, MotionResult, Point3, Pose2D, Robot
 from mapping.encoders import FeatureEncoder
 from mapping.grid import Grid2D, cell_centres, cell_of, reachable_mask
 from mapping.grounding import Grounder, GroundingConfig, GroundingResult
@@ -79,18 +79,19 @@ class WorldModel:
         """Capture every configured camera and fuse the frames into the map."""
         self.stood.append(tuple(self.robot.get_pose().xy()))
         for cam in self.config.cameras:
-            frame = self.robot.capture(cam)
-            self.map.integrate(frame, self.grounder.encoder.encode_frame(frame))
-            self.frames += 1
+            self._fuse(self.robot.capture(cam))
         return len(self.config.cameras)
+
+    def _fuse(self, frame: Frame) -> None:
+        self.map.integrate(frame, self.grounder.encoder.encode_frame(frame))
+        self.frames += 1
 
     def walk(self, pose: Pose2D) -> MotionResult:
         """Walk to ``pose``, fusing the frames captured on the way (``map_every_m``) and
         then every configured camera at the goal (:meth:`observe`)."""
         result = self.robot.goto(pose, capture_every_m=self.config.map_every_m)
         for frame in result.frames:
-            self.map.integrate(frame, self.grounder.encoder.encode_frame(frame))
-            self.frames += 1
+            self._fuse(frame)
         self.observe()
         return result
 
@@ -244,10 +245,11 @@ class WorldModel:
         for block in self.map.blocks():
             rows = np.flatnonzero(block.occupied() & (block.feature_weight > 0))
             if rows.size:
-                h = block.positions_m(rows)[:, 2] - tcfg.floor_z_m
-                rows = rows[(h > tcfg.floor_tolerance_m) & (h < 2.0)]
-                pts.append(block.positions_m(rows))
-                feats.append(block.directions(rows))
+                pos = block.positions_m(rows)
+                h = pos[:, 2] - tcfg.floor_z_m
+                keep = (h > tcfg.floor_tolerance_m) & (h < 2.0)
+                pts.append(pos[keep])
+                feats.append(block.directions(rows[keep]))
         positions = np.concatenate(pts) if pts else np.zeros((0, 3))
         features = np.concatenate(feats) if feats else np.zeros((0, self.map.config.feature_dim))
         clusters = self.grounder.instances(positions, features)

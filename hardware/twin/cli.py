@@ -58,8 +58,6 @@ def serve(
         try:
             while not stop.wait(0.5):
                 pass
-        except KeyboardInterrupt:
-            pass
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
